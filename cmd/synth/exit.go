@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+
+	"github.com/dpsynth/synth/universe"
+)
+
+// Exit codes (BSD sysexits where one fits). They are part of the CLI's
+// contract: batch pipelines act on them.
+const (
+	ExitOK       = 0  // success
+	ExitUsage    = 2  // bad flags or arguments
+	ExitData     = 65 // bad input data, domain or workload (message names file, row, column)
+	ExitNoInput  = 66 // an input file does not exist or cannot be opened
+	ExitInternal = 70 // a bug: please report it
+	ExitCantOut  = 73 // an output file or folder cannot be created
+	ExitIO       = 74 // an I/O error while reading or writing
+	ExitBudget   = 77 // the privacy budget does not cover the requested release
+	ExitCanceled = 130
+)
+
+const exitCodeHelp = `Exit codes:
+  0   success
+  2   usage error (bad flags or arguments)
+  65  bad input data, domain or workload (the message names file, row and column)
+  66  an input file is missing or cannot be opened
+  70  internal error (a bug)
+  73  an output file or folder cannot be created
+  74  I/O error while reading or writing
+  77  the privacy budget does not cover the request (nothing was read)
+  130 interrupted (no partial output is left)
+`
+
+// usageError is a problem with the command line.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: sprintf(format, args...)}
+}
+
+// exitError carries an explicit exit code.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// withCode wraps err so that exitCode returns code for it.
+func withCode(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &exitError{code: code, err: err}
+}
+
+// exitCode maps an error returned by a command to its exit code.
+func exitCode(err error) int {
+	var (
+		ee *exitError
+		ue *usageError
+		de *universe.DomainError
+		ve *universe.ValueError
+		pe *fs.PathError
+	)
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.As(err, &ue):
+		return ExitUsage
+	case errors.Is(err, context.Canceled):
+		return ExitCanceled
+	case errors.As(err, &de), errors.As(err, &ve):
+		return ExitData
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission) && errors.As(err, &pe) && pe.Op == "open":
+		return ExitNoInput
+	case errors.As(err, &pe):
+		return ExitIO
+	}
+	return ExitInternal
+}

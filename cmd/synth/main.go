@@ -1,0 +1,142 @@
+// Command synth releases differentially private synthetic data.
+//
+// Usage:
+//
+//	synth <command> [flags]
+//
+// Run "synth help" for the list of commands and "synth <command> --help" for
+// the flags and examples of one command. Exit codes are listed in exit.go
+// and in the README.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/pflag"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// env is what a command sees of the process: its streams and whether
+// stderr is a terminal (progress bars are drawn only then).
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	tty            bool
+}
+
+// command is one subcommand. Each lives in a file of its own with an
+// options struct that has AddFlags and a run function testable without the
+// flag parser.
+type command struct {
+	name    string
+	summary string
+	usage   string // text after the flag list: examples
+	// setup registers the command's flags and returns the function that runs
+	// it with the parsed options.
+	setup func(fs *pflag.FlagSet) func(ctx context.Context, e *env, args []string) error
+}
+
+var commands = map[string]*command{}
+
+func register(c *command) { commands[c.name] = c }
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, tty: isTerminal(os.Stderr)}
+	os.Exit(runMain(ctx, e, os.Args[1:]))
+}
+
+// runMain runs the command line args and returns the exit code.
+func runMain(ctx context.Context, e *env, args []string) int {
+	if len(args) == 0 {
+		printHelp(e.stderr)
+		return ExitUsage
+	}
+	switch args[0] {
+	case "help", "-h", "--help":
+		if len(args) > 1 {
+			if c, ok := commands[args[1]]; ok {
+				fs, _ := newFlagSet(c)
+				fs.SetOutput(e.stdout)
+				printCommandHelp(e.stdout, c, fs)
+				return ExitOK
+			}
+		}
+		printHelp(e.stdout)
+		return ExitOK
+	case "version", "--version":
+		fmt.Fprintf(e.stdout, "synth %s\n", versionString())
+		return ExitOK
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(e.stderr, "synth: unknown command %q\n\n", args[0])
+		printHelp(e.stderr)
+		return ExitUsage
+	}
+	fs, run := newFlagSet(c)
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args[1:]); err != nil {
+		if err == pflag.ErrHelp {
+			printCommandHelp(e.stdout, c, fs)
+			return ExitOK
+		}
+		fmt.Fprintf(e.stderr, "synth %s: %v\nRun 'synth %s --help' for usage.\n", c.name, err, c.name)
+		return ExitUsage
+	}
+	err := run(ctx, e, fs.Args())
+	if err == nil {
+		return ExitOK
+	}
+	code := exitCode(err)
+	fmt.Fprintf(e.stderr, "synth %s: %v\n", c.name, err)
+	if code == ExitUsage {
+		fmt.Fprintf(e.stderr, "Run 'synth %s --help' for usage.\n", c.name)
+	}
+	return code
+}
+
+func newFlagSet(c *command) (*pflag.FlagSet, func(context.Context, *env, []string) error) {
+	fs := pflag.NewFlagSet("synth "+c.name, pflag.ContinueOnError)
+	fs.SortFlags = false
+	run := c.setup(fs)
+	return fs, run
+}
+
+func printHelp(w io.Writer) {
+	fmt.Fprintf(w, "synth releases differentially private synthetic data.\n\nUsage:\n  synth <command> [flags]\n\nCommands:\n")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintf(w, "  %-9s %s\n", "version", "print the version")
+	fmt.Fprintf(w, "\nRun 'synth <command> --help' for the flags and examples of a command.\n\n%s", exitCodeHelp)
+}
+
+func printCommandHelp(w io.Writer, c *command, fs *pflag.FlagSet) {
+	fmt.Fprintf(w, "synth %s: %s\n\nFlags:\n%s", c.name, c.summary, fs.FlagUsages())
+	if c.usage != "" {
+		fmt.Fprintf(w, "\n%s\n", strings.TrimRight(c.usage, "\n"))
+	}
+	fmt.Fprintf(w, "\n%s", exitCodeHelp)
+}
+
+// isTerminal reports whether f is a character device (a terminal).
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

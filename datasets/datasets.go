@@ -1,0 +1,63 @@
+package datasets
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+//go:embed adult adult-gem adult-reduced nltcs titanic
+var files embed.FS
+
+// Dataset names a shipped dataset and its files inside FS.
+type Dataset struct {
+	Name   string // e.g. "adult-reduced"
+	Data   string // path of the CSV inside FS
+	Domain string // path of the domain JSON inside FS
+	Rows   int    // number of records (documented in the README)
+}
+
+// All lists the shipped datasets.
+var All = []Dataset{
+	{"adult", "adult/adult.csv", "adult/adult-domain.json", 48842},
+	{"adult-gem", "adult-gem/adult.csv", "adult-gem/adult-domain.json", 48842},
+	{"adult-reduced", "adult-reduced/adult-reduced.csv", "adult-reduced/adult-reduced-domain.json", 48842},
+	{"nltcs", "nltcs/nltcs.csv", "nltcs/nltcs-domain.json", 21574},
+	{"titanic", "titanic/titanic.csv", "titanic/titanic-domain.json", 1304},
+}
+
+// FS holds the dataset files.
+func FS() fs.FS { return files }
+
+// Lookup returns the dataset called name.
+func Lookup(name string) (Dataset, error) {
+	for _, d := range All {
+		if d.Name == name {
+			return d, nil
+		}
+	}
+	return Dataset{}, fmt.Errorf("no shipped dataset %q", name)
+}
+
+// ReadFile returns the contents of a file inside FS.
+func ReadFile(path string) ([]byte, error) { return files.ReadFile(path) }
+
+// Extract writes the dataset's CSV and domain into dir (created if needed)
+// and returns their paths.
+func (d Dataset) Extract(dir string) (data, domain string, err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", "", err
+	}
+	for _, p := range []string{d.Data, d.Domain} {
+		b, err := files.ReadFile(p)
+		if err != nil {
+			return "", "", err
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(p)), b, 0o644); err != nil {
+			return "", "", err
+		}
+	}
+	return filepath.Join(dir, filepath.Base(d.Data)), filepath.Join(dir, filepath.Base(d.Domain)), nil
+}
