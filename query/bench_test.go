@@ -1,0 +1,136 @@
+package query
+
+import (
+	"testing"
+	"time"
+
+	"gonum.org/v1/gonum/floats"
+
+	"github.com/dpsynth/synth/datasets"
+	"github.com/dpsynth/synth/universe"
+)
+
+// Benchmarks of the fused operator against one plain sequential read of D
+// (gonum's assembly floats.Sum, the memory-bandwidth limit). Answer and
+// Adjoint report their ns per cell, the ns per cell of as many plain reads
+// timed right after them ("read-ns/cell") and the ratio ("x-read"). Run with
+//
+//	go test ./query -run '^$' -bench Operator -count 5
+//
+// docs/BENCHMARKS.md records the figures.
+
+type benchCase struct {
+	name string
+	dom  func(testing.TB) *universe.Domain
+	work func(testing.TB, *universe.Domain) *Workload
+}
+
+var benchCases = []benchCase{
+	{
+		// All 35 3-way marginals of adult-reduced, k = 336,000.
+		name: "adult-reduced-3way",
+		dom:  func(tb testing.TB) *universe.Domain { return datasetDomain(tb, "adult-reduced") },
+		work: func(tb testing.TB, d *universe.Domain) *Workload {
+			w, err := KWay(d, 3, nil)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return w
+		},
+	},
+	{
+		// A synthetic universe of exactly 10^7 cells (10 attributes) and 50
+		// of its 120 3-way marginals, drawn with seed 1.
+		name: "synthetic-1e7-50sets",
+		dom: func(tb testing.TB) *universe.Domain {
+			return mustDomain(tb, `{"a": 2, "b": 5, "c": 2, "d": 5, "e": 10, "f": 10, "g": 4, "h": 5, "i": 5, "j": 10}`)
+		},
+		work: func(tb testing.TB, d *universe.Domain) *Workload {
+			w, err := SampleKWay(d, 3, 50, 1)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return w
+		},
+	},
+}
+
+func datasetDomain(tb testing.TB, name string) *universe.Domain {
+	tb.Helper()
+	ds, err := datasets.Lookup(name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b, err := datasets.ReadFile(ds.Domain)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	d, err := universe.ParseDomain(b)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return d
+}
+
+var sink float64
+
+func BenchmarkOperator(b *testing.B) {
+	for _, bc := range benchCases {
+		b.Run(bc.name, func(b *testing.B) {
+			dom := bc.dom(b)
+			w := bc.work(b, dom)
+			op, err := w.Compile(nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer op.Close()
+			k := op.K()
+			d := make([]float64, k)
+			for i := range d {
+				d[i] = 1 / float64(k)
+			}
+			ans := make([]float64, op.M())
+			perCell := func(b *testing.B) float64 {
+				return float64(b.Elapsed().Nanoseconds()) / float64(b.N) / float64(k)
+			}
+			// readRatio times b.N plain reads of d right after the loop, so
+			// that the ratio compares figures from the same moment of a
+			// shared, noisy machine.
+			readRatio := func(b *testing.B) {
+				op := perCell(b)
+				start := time.Now()
+				for range b.N {
+					sink += floats.Sum(d)
+				}
+				read := float64(time.Since(start).Nanoseconds()) / float64(b.N) / float64(k)
+				b.ReportMetric(op, "ns/cell")
+				b.ReportMetric(read, "read-ns/cell")
+				b.ReportMetric(op/read, "x-read")
+			}
+			b.Run("read", func(b *testing.B) {
+				b.ReportAllocs()
+				b.SetBytes(int64(8 * k))
+				for b.Loop() {
+					sink += floats.Sum(d)
+				}
+				b.ReportMetric(perCell(b), "ns/cell")
+			})
+			b.Run("Answer", func(b *testing.B) {
+				b.ReportAllocs()
+				b.SetBytes(int64(8 * k))
+				for b.Loop() {
+					op.Answer(d, ans)
+				}
+				readRatio(b)
+			})
+			b.Run("Adjoint", func(b *testing.B) {
+				b.ReportAllocs()
+				b.SetBytes(int64(8 * k))
+				for b.Loop() {
+					op.Adjoint(ans, d)
+				}
+				readRatio(b)
+			})
+		})
+	}
+}

@@ -1,0 +1,214 @@
+package query
+
+import (
+	"fmt"
+	"math/big"
+	"runtime"
+	"sync"
+
+	"github.com/dpsynth/synth/universe"
+)
+
+// CompileSettings tunes Compile. The zero value (or nil) means the
+// documented defaults.
+type CompileSettings struct {
+	// MemoryCap is the largest explicit vector over the universe, in bytes,
+	// and also the cap on the operator's scratch tables;
+	// 0 means universe.DefaultMemoryCap.
+	MemoryCap uint64
+	// Workers is the number of goroutines that share each call; 0 means
+	// runtime.GOMAXPROCS(0).
+	Workers int
+}
+
+// Operator is a workload compiled for an explicit distribution D over the
+// universe (a dense []float64 of length K, in mixed-radix order). It is the
+// matrix A (M × K) of the workload, applied without being stored: every
+// answer comes from marginal tables computed in one fused pass over D.
+//
+// An Operator is not safe for concurrent calls: its methods share scratch
+// tables. Use one Operator per goroutine (Compile is cheap), or serialise
+// calls. Answer, Adjoint and AddQuery allocate nothing.
+type Operator struct {
+	w    *Workload
+	ex   *exec
+	team *team
+	once sync.Once
+}
+
+// Compile returns the operator of the workload over an explicit universe.
+// It refuses, with a *universe.TooLargeError, a universe whose float64
+// vector exceeds the memory cap, and a workload whose scratch tables do.
+func (w *Workload) Compile(s *CompileSettings) (*Operator, error) {
+	var set CompileSettings
+	if s != nil {
+		set = *s
+	}
+	k, err := w.dom.CheckExplicit(set.MemoryCap)
+	if err != nil {
+		return nil, err
+	}
+	workers := set.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	p := newPlan(w, workers)
+	capBytes := set.MemoryCap
+	if capBytes == 0 {
+		capBytes = universe.DefaultMemoryCap
+	}
+	if uint64(p.scratch)*8 > capBytes {
+		return nil, fmt.Errorf("the workload's marginal tables need %s of scratch memory, over the cap of %s; "+
+			"Hint: fewer or smaller marginals, or a higher memory cap",
+			universe.FormatBytes(big.NewInt(int64(p.scratch)*8)), universe.FormatBytes(new(big.Int).SetUint64(capBytes)))
+	}
+	d := w.dom.Len()
+	ex := &exec{
+		p:       p,
+		blocks:  w.blocks,
+		sizes:   w.dom.Sizes(),
+		strides: make([]int, d),
+		k:       k,
+		m:       w.m,
+		scratch: make([]float64, p.scratch),
+		cons:    make([][]run, d),
+		one:     make([]run, d),
+	}
+	for i, st := range w.dom.Strides() {
+		ex.strides[i] = int(st)
+	}
+	op := &Operator{w: w, ex: ex}
+	if !p.serial {
+		op.team = newTeam(p.workers, ex.runPhase)
+		// The helpers reference the team and exec, never op: once op is
+		// unreachable, stop them.
+		runtime.AddCleanup(op, func(t *team) { t.stop() }, op.team)
+	}
+	return op, nil
+}
+
+// Close stops the operator's helper goroutines. It is optional (they stop
+// when the Operator is garbage collected); after Close the operator still
+// works, on the calling goroutine only.
+func (op *Operator) Close() {
+	op.once.Do(func() {
+		if op.team != nil {
+			op.team.stop()
+			op.team = nil
+		}
+	})
+}
+
+// Workload returns the compiled workload.
+func (op *Operator) Workload() *Workload { return op.w }
+
+// M is the number of queries (rows of A).
+func (op *Operator) M() int { return op.ex.m }
+
+// K is the size of the universe (columns of A).
+func (op *Operator) K() int { return op.ex.k }
+
+// ScratchBytes is the memory held by the operator's tables.
+func (op *Operator) ScratchBytes() int64 { return int64(len(op.ex.scratch)) * 8 }
+
+// Range returns the minimum and maximum of q_j over the universe (see
+// Workload.Range).
+func (op *Operator) Range(j int) (lo, hi float64) { return op.w.Range(j) }
+
+// Answer writes out[j] = ⟨q_j, d⟩ for every query (len(d) = K, len(out) =
+// M). All marginal tables come from one fused pass over d, split across
+// the workers.
+func (op *Operator) Answer(d, out []float64) {
+	ex := op.ex
+	if len(d) != ex.k || len(out) != ex.m {
+		panic(fmt.Sprintf("query: Answer with len(d) = %d, len(out) = %d; want %d and %d", len(d), len(out), ex.k, ex.m))
+	}
+	ex.d, ex.out = d, out
+	defer func() { ex.d, ex.out = nil, nil }()
+	p := ex.p
+	if p.serial || op.team == nil {
+		for ni := range p.nodes { // node order is a pre-order
+			if n := &p.nodes[ni]; len(n.children) > 0 {
+				ex.stageFwd(ni, 0, 0, n.g.nChunks, false)
+			}
+		}
+		for it := range p.items {
+			ex.readout(it)
+		}
+		return
+	}
+	for _, bi := range p.bigs {
+		ex.ph, ex.phNode = phStage, bi
+		op.team.run()
+		for _, part := range p.nodes[bi].partial {
+			if part {
+				ex.ph = phReduce
+				op.team.run()
+				break
+			}
+		}
+	}
+	ex.ph = phTasks
+	op.team.run()
+}
+
+// Adjoint writes out = Aᵀy = Σ_j y_j q_j (len(y) = M, len(out) = K; out is
+// overwritten). It reverses Answer's lattice: weights gathered on the small
+// tables are broadcast up to D, which is written once.
+func (op *Operator) Adjoint(y, out []float64) {
+	ex := op.ex
+	if len(y) != ex.m || len(out) != ex.k {
+		panic(fmt.Sprintf("query: Adjoint with len(y) = %d, len(out) = %d; want %d and %d", len(y), len(out), ex.m, ex.k))
+	}
+	ex.y, ex.out = y, out
+	defer func() { ex.y, ex.out = nil, nil }()
+	p := ex.p
+	if p.serial || op.team == nil {
+		for ni := len(p.nodes) - 1; ni >= 0; ni-- { // children before parents
+			ex.stageRev(ni, 0, p.nodes[ni].g.nChunks)
+			ex.sparseRev(ni)
+		}
+		return
+	}
+	ex.ph = phRTasks
+	op.team.run()
+	for i := len(p.bigs) - 1; i >= 0; i-- {
+		ex.ph, ex.phNode = phRStage, p.bigs[i]
+		op.team.run()
+		ex.sparseRev(p.bigs[i])
+	}
+}
+
+// AddQuery adds s·q_j to x (len K), touching only the support of q_j.
+func (op *Operator) AddQuery(j int, s float64, x []float64) {
+	ex := op.ex
+	if len(x) != ex.k {
+		panic(fmt.Sprintf("query: AddQuery into a vector of %d cells for a universe of %d", len(x), ex.k))
+	}
+	b := &ex.blocks[op.w.blockOf(j)]
+	i := j - b.off
+	last := -1
+	switch b.kind {
+	case bMarginal:
+		for p := len(b.attrs) - 1; p >= 0; p-- {
+			a := b.attrs[p]
+			c := i % ex.sizes[a]
+			i /= ex.sizes[a]
+			ex.one[a] = run{int32(c), int32(c)}
+			ex.cons[a] = ex.one[a : a+1]
+		}
+	case bPrefix:
+		a := b.attrs[0]
+		ex.one[a] = run{0, int32(i)}
+		ex.cons[a] = ex.one[a : a+1]
+	case bProduct:
+		for p, a := range b.attrs {
+			ex.cons[a] = b.runs[p]
+		}
+	}
+	last = b.attrs[len(b.attrs)-1]
+	boxWalk(x, s*b.weight, true, ex.sizes, ex.strides, ex.cons, last, 0, 0)
+	for _, a := range b.attrs {
+		ex.cons[a] = nil
+	}
+}
