@@ -77,7 +77,7 @@ func ZCDPCost(rho float64) Cost {
 // (Bun and Steinke 2016, Proposition 1.4).
 func PureCost(eps float64) Cost {
 	checkParam("eps", eps)
-	return Cost{Kind: Pure, Eps: eps, Rho: eps * eps / 2}
+	return Cost{Kind: Pure, Eps: eps, Rho: up(eps * eps / 2)}
 }
 
 // BoundedRangeCost is the cost of an ε-DP mechanism with ε-bounded range,
@@ -87,7 +87,7 @@ func PureCost(eps float64) Cost {
 // Analytics", prove the ε²/8 bound).
 func BoundedRangeCost(eps float64) Cost {
 	checkParam("eps", eps)
-	return Cost{Kind: Pure, Eps: eps, Rho: eps * eps / 8}
+	return Cost{Kind: Pure, Eps: eps, Rho: up(eps * eps / 8)}
 }
 
 // ApproxCost is an (ε, δ)-DP cost, used for the seeds' "paper" accounting.

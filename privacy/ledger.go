@@ -215,15 +215,27 @@ func (t *totals) add(cs []Charge) {
 	for _, c := range cs {
 		switch c.Kind {
 		case ZCDP:
-			t.rhoZ += c.Rho
+			t.rhoZ = addUp(t.rhoZ, c.Rho)
 		case Pure:
-			t.rhoP += c.Rho
-			t.epsP += c.Eps
+			t.rhoP = addUp(t.rhoP, c.Rho)
+			t.epsP = addUp(t.epsP, c.Eps)
 		case Approx:
-			t.epsA += c.Eps
-			t.deltaA += c.Delta
+			t.epsA = addUp(t.epsA, c.Eps)
+			t.deltaA = addUp(t.deltaA, c.Delta)
 		}
 	}
+}
+
+// addUp returns a + b rounded up: exact sums stay exact (four charges of
+// 0.25 make 1), and an inexact one moves to the next float above, so that
+// no number of tiny charges can vanish in rounding.
+func addUp(a, b float64) float64 {
+	s := a + b
+	bb := s - a
+	if err := (a - (s - bb)) + (b - bb); err > 0 { // Knuth's TwoSum
+		s = math.Nextafter(s, math.Inf(1))
+	}
+	return s
 }
 
 // convFits reports whether ρ-zCDP implies (eps, delta)-DP.
@@ -314,9 +326,9 @@ func (l *Ledger) Remaining() Remaining {
 	defer l.mu.Unlock()
 	t := sums(l.charges)
 	rem := Remaining{Eps: max(0, l.total.Eps-l.epsOf(t))}
-	rem.PureEps = l.largestFit(t, func(t totals, v float64) totals { t.epsP += v; t.rhoP += v * v / 2; return t })
+	rem.PureEps = l.largestFit(t, func(t totals, v float64) totals { t.add([]Charge{{Cost: PureCost(v)}}); return t })
 	if l.total.Delta > 0 {
-		rem.Rho = l.largestFit(t, func(t totals, v float64) totals { t.rhoZ += v; return t })
+		rem.Rho = l.largestFit(t, func(t totals, v float64) totals { t.add([]Charge{{Cost: ZCDPCost(v)}}); return t })
 	}
 	return rem
 }
