@@ -12,7 +12,7 @@ import (
 type reference struct {
 	EpsDeltaToRho []struct{ Eps, Delta, Tight, Standard float64 } `json:"eps_delta_to_rho"`
 	RhoToEps      []struct{ Rho, Delta, Tight, Standard float64 } `json:"rho_to_eps"`
-	RhoToDelta    []struct{ Rho, Eps, Delta float64 }              `json:"rho_to_delta"`
+	RhoToDelta    []struct{ Rho, Eps, Delta float64 }             `json:"rho_to_delta"`
 	Advanced      []struct {
 		Eps0  float64 `json:"eps0"`
 		K     int     `json:"k"`
