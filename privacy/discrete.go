@@ -28,13 +28,14 @@ const MaxDiscreteScale = 1 << 40
 // A DiscreteLaplace keeps scratch space: it is not safe for concurrent use;
 // give each goroutine its own (Clone).
 type DiscreteLaplace struct {
-	scale big.Rat
-	t, s  big.Int // scale = t/s in lowest terms
-	fast  bool    // t and s fit in 64 bits
-	t64   uint64
-	s64   uint64
-	e     exact
-	u, x  big.Int
+	scale   big.Rat
+	t, s    big.Int // scale = t/s in lowest terms
+	fast    bool    // t and s fit in 64 bits
+	t64     uint64
+	s64     uint64
+	sShift  int // k when s = 2^k, else −1
+	e       exact
+	u, x, q big.Int
 }
 
 // NewDiscreteLaplace returns a sampler for the scale given as a float64,
@@ -69,6 +70,10 @@ func newDiscreteLaplace(scale *big.Rat) *DiscreteLaplace {
 	d.s.Set(d.scale.Denom())
 	if d.t.IsUint64() && d.s.IsUint64() {
 		d.fast, d.t64, d.s64 = true, d.t.Uint64(), d.s.Uint64()
+	}
+	d.sShift = -1
+	if tz := d.s.TrailingZeroBits(); int(tz) == d.s.BitLen()-1 {
+		d.sShift = int(tz)
 	}
 	return d
 }
@@ -148,11 +153,15 @@ func (d *DiscreteLaplace) try(r *Rand) (int64, bool) {
 	d.x.SetUint64(geometricExp1(r))
 	d.x.Mul(&d.x, &d.t)
 	d.x.Add(&d.x, &d.u)
-	d.x.Quo(&d.x, &d.s)
-	if !d.x.IsInt64() {
+	if d.sShift >= 0 {
+		d.q.Rsh(&d.x, uint(d.sShift)) // s = 2^k, the case of float scales: no allocation
+	} else {
+		d.q.Quo(&d.x, &d.s)
+	}
+	if !d.q.IsInt64() {
 		return 0, false
 	}
-	x := d.x.Int64()
+	x := d.q.Int64()
 	neg := r.Bit()
 	if neg && x == 0 {
 		return 0, false

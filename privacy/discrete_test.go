@@ -23,6 +23,7 @@ func laplaceCases() []struct {
 	scale *big.Rat
 } {
 	bigScale, _ := new(big.Rat).SetString("1180591620717411303425/295147905179352825856") // (2^70+1)/2^68 ≈ 4
+	bigOdd, _ := new(big.Rat).SetString("1180591620717411303425/984770902183611232881")   // (2^70+1)/3^44 ≈ 1.2
 	out := []struct {
 		name  string
 		scale *big.Rat
@@ -33,6 +34,7 @@ func laplaceCases() []struct {
 		{"10/3", big.NewRat(10, 3)},
 		{"1000.1", new(big.Rat).SetFloat64(1000.1)},
 		{"big≈4", bigScale},
+		{"big≈1.2", bigOdd},
 	}
 	return out
 }
