@@ -12,9 +12,9 @@ import (
 // inside.
 //
 // It works in log space: scores are shifted by their maximum before
-// scaling, so scaled scores of any magnitude up to about ±1e300 are safe;
-// ±1e6 after scaling loses nothing of note (the Gumbel noise is added to
-// values within 2e6 of 0, where float64 resolves 2^-32). It allocates
+// scaling, so no exponential is ever taken and no score magnitude
+// overflows; at ±1e6 after scaling the Gumbel noise is added to values
+// within 2e6 of 0, where float64 still resolves 2^-32. It allocates
 // nothing. It panics on an empty slice, a NaN or infinite score, or a
 // non-positive or non-finite ε0 or Δ (these are programming errors).
 //
@@ -35,6 +35,9 @@ func ExponentialMechanism(r *Rand, scores []float64, eps0, sensitivity float64) 
 	checkSelection("ExponentialMechanism", scores, eps0, sensitivity)
 	hi := scoresMax(scores)
 	c := eps0 / (2 * sensitivity)
+	if math.IsInf(c, 0) {
+		panic(fmt.Sprintf("privacy: ExponentialMechanism scale ε0/(2Δ) = %v/(2·%v) overflows", eps0, sensitivity))
+	}
 	best, bestV := 0, math.Inf(-1)
 	for i, s := range scores {
 		v := c*(s-hi) + gumbel(r)
@@ -90,6 +93,9 @@ func ReportNoisyMaxLaplace(r *Rand, scores []float64, eps0, sensitivity float64,
 		b = sensitivity / eps0
 	default:
 		panic(fmt.Sprintf("privacy: unknown Monotonicity %d", m))
+	}
+	if math.IsInf(b, 0) {
+		panic(fmt.Sprintf("privacy: ReportNoisyMaxLaplace scale Δ/ε0 = %v/%v overflows", sensitivity, eps0))
 	}
 	hi := scoresMax(scores)
 	best, bestV := 0, math.Inf(-1)

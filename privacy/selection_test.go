@@ -114,6 +114,8 @@ func TestSelectionPanics(t *testing.T) {
 		func() { ExponentialMechanism(r, []float64{0}, 1, -1) },
 		func() { ReportNoisyMaxLaplace(r, []float64{0}, 1, 1, Monotonicity(7)) },
 		func() { ReportNoisyMaxLaplace(r, []float64{0}, math.Inf(1), 1, Monotone) },
+		func() { ExponentialMechanism(r, []float64{0}, 1e300, 1e-300) },
+		func() { ReportNoisyMaxLaplace(r, []float64{0}, 1e-300, 1e300, Monotone) },
 	}
 	for i, f := range cases {
 		func() {
