@@ -1,0 +1,287 @@
+package solvers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/dpsynth/synth/privacy"
+	"github.com/dpsynth/synth/query"
+	"github.com/dpsynth/synth/universe"
+)
+
+// Operator is the workload as the solvers see it: the matrix A (M × K) of
+// the workload's queries, applied to dense vectors over an explicit
+// universe. *query.Operator implements it.
+type Operator interface {
+	M() int
+	K() int
+	// Answer writes out[j] = ⟨q_j, d⟩ (len(d) = K, len(out) = M).
+	Answer(d, out []float64)
+	// Adjoint writes out = Σ_j y_j q_j (len(y) = M, len(out) = K).
+	Adjoint(y, out []float64)
+	// AddQuery adds s·q_j to x (len K), touching only q_j's support.
+	AddQuery(j int, s float64, x []float64)
+	// Range returns the minimum and maximum of q_j over the universe.
+	Range(j int) (lo, hi float64)
+}
+
+// Neighbours is the neighbouring relation a release is private under.
+type Neighbours int
+
+const (
+	// ReplaceOne: datasets differ in one record, n is public (the default).
+	ReplaceOne Neighbours = iota
+	// AddRemove: datasets differ by adding or removing one record; n is
+	// private and the solvers that support it estimate it privately.
+	AddRemove
+)
+
+// String returns the relation as the manifest prints it.
+func (n Neighbours) String() string {
+	switch n {
+	case ReplaceOne:
+		return privacy.DefaultNeighbours
+	case AddRemove:
+		return "add or remove one record; n private"
+	}
+	return fmt.Sprintf("Neighbours(%d)", int(n))
+}
+
+// Setting selects a solver's parameter rules.
+type Setting int
+
+const (
+	// Tuned: parameters derived from the true sensitivities with zCDP
+	// accounting, chosen on evidence (docs/BENCHMARKS.md). The default.
+	Tuned Setting = iota
+	// Paper: the seeds' printed formulas and accounting, capped where they
+	// are not computable (with a warning).
+	Paper
+)
+
+// String returns "tuned" or "paper".
+func (s Setting) String() string {
+	if s == Paper {
+		return "paper"
+	}
+	return "tuned"
+}
+
+// ParseSetting parses "tuned" or "paper" ("" is tuned).
+func ParseSetting(s string) (Setting, error) {
+	switch s {
+	case "", "tuned":
+		return Tuned, nil
+	case "paper":
+		return Paper, nil
+	}
+	return 0, fmt.Errorf("unknown setting %q (want tuned or paper)", s)
+}
+
+// Shape is the public description of a problem: everything a solver may
+// use to plan its privacy cost before any record is read.
+type Shape struct {
+	Budget     privacy.Budget
+	Conversion privacy.Conversion
+	Neighbours Neighbours
+	// N is the number of records, public under ReplaceOne. It may be 0 when
+	// planning before the data is opened: a plan's charges never depend on
+	// N, only its noise scales do.
+	N        int
+	Workload *query.Workload
+}
+
+// K is the universe size (the workload's domain must be explicit).
+func (s *Shape) K() int {
+	k, _ := s.Workload.Domain().Size()
+	return int(k)
+}
+
+// Plan is what a solver will do and spend, computed from a Shape alone.
+type Plan struct {
+	Solver  string
+	Setting Setting
+	// Charges are the privacy charges of the whole run. The release checks
+	// them against the budget before reading data; the solver charges
+	// exactly these to the ledger.
+	Charges []privacy.Charge
+	// Iterations is the number of private steps (0 if not iterative).
+	Iterations int
+	// Params records the derived parameters (T, α, σ, ε0, ...) for the
+	// manifest; they may depend on N.
+	Params map[string]float64
+	// Warnings are printed on stderr and stored in the manifest (e.g. "T
+	// capped 1.2e10 -> 1e4").
+	Warnings []string
+}
+
+// Total is the zCDP ρ of the plan's ZCDP and Pure charges (Approx
+// charges are not included).
+func (p *Plan) Total() float64 {
+	rho := 0.0
+	for _, c := range p.Charges {
+		if c.Kind != privacy.Approx {
+			rho += c.Rho
+		}
+	}
+	return rho
+}
+
+// Problem is one solve: the public shape plus the private data.
+type Problem struct {
+	Shape
+	// Op is the compiled workload.
+	Op Operator
+	// Counts is the data (private): the sparse histogram over the universe.
+	Counts *universe.Counts
+	// Answers are the exact workload answers on the data, fractions of N
+	// (private), len M.
+	Answers []float64
+	// Rand is the only randomness a solver may use.
+	Rand *privacy.Rand
+	// Ledger receives the plan's charges before the first private step.
+	Ledger *privacy.Ledger
+	// Progress, if set, is called after each iteration (from the solving
+	// goroutine; it must be quick).
+	Progress func(Progress)
+
+	// noPrivacy turns every private step into its exact counterpart and
+	// skips the ledger. It exists for tests of convergence (sign and step
+	// errors show up without noise) and cannot be set outside this package.
+	noPrivacy bool
+}
+
+// Progress reports a solver's advance.
+type Progress struct {
+	Iter, Total int
+	// Objective is the solver's current estimate of its objective, from
+	// private quantities only (never the true error).
+	Objective float64
+	Elapsed   time.Duration
+}
+
+// Step is one entry of a solver's trace.
+type Step struct {
+	Iter int `json:"iter"`
+	// Selected is the workload query (or signed vertex) the step chose, -1
+	// if none.
+	Selected int `json:"selected"`
+	// MaxError is the workload max error of the current iterate against the
+	// data: internal, computed on the private data, not differentially
+	// private. NaN when not computed.
+	MaxError float64       `json:"max_error"`
+	Elapsed  time.Duration `json:"elapsed_ns"`
+}
+
+// Result is a solver's output.
+type Result struct {
+	// D is the synthetic distribution over the universe (len K, sums to 1,
+	// no NaN or Inf).
+	D    []float64
+	Plan *Plan
+	// Trace has one Step per iteration (internal: its errors are computed on
+	// the private data).
+	Trace []Step
+	// Bounds are a-priori error bounds derived from the noise scales alone
+	// (safe to publish), if the solver can state them.
+	Bounds []Bound
+}
+
+// Bound is an a-priori error bound: with probability at least Confidence
+// the error of every query in Scope is at most Value, because of the noise
+// the solver added (it does not cover the fit's bias).
+type Bound struct {
+	Scope      string  `json:"scope"`
+	Value      float64 `json:"value"`
+	Confidence float64 `json:"confidence"`
+	Method     string  `json:"method"`
+}
+
+// Solver is one private optimisation method.
+type Solver interface {
+	// Name is the solver's CLI name (dpfw, dpam, smd, mwem, project).
+	Name() string
+	// Plan computes the run's privacy charges and parameters from the public
+	// shape. It must not depend on any private quantity, and its charges
+	// must not depend on Shape.N.
+	Plan(s *Shape) (*Plan, error)
+	// Solve runs the solver. It charges the plan to p.Ledger before its
+	// first private step and returns a distribution over the universe.
+	Solve(ctx context.Context, p *Problem) (*Result, error)
+}
+
+// ErrUnsupported reports a problem a solver cannot handle (e.g. a
+// neighbouring relation it has no accounting for).
+var ErrUnsupported = errors.New("not supported by this solver")
+
+// registry maps names to constructors of default-configured solvers.
+var registry = map[string]func(Setting) Solver{}
+
+func register(name string, f func(Setting) Solver) { registry[name] = f }
+
+// New returns the named solver with its default settings for setting.
+func New(name string, setting Setting) (Solver, error) {
+	f, ok := registry[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown solver %q (want one of %s)", name, strings.Join(Names(), ", "))
+	}
+	return f(setting), nil
+}
+
+// Names lists the registered solvers.
+func Names() []string {
+	var names []string
+	for n := range registry {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// charge records the plan's charges in the ledger (refusing, before any
+// private step, if they do not fit).
+func (p *Problem) charge(plan *Plan) error {
+	if p.noPrivacy {
+		return nil
+	}
+	if p.Ledger == nil {
+		return errors.New("solvers: no privacy ledger")
+	}
+	return p.Ledger.Charge(plan.Charges...)
+}
+
+// checkProblem validates the parts of a problem every solver relies on.
+func checkProblem(p *Problem) error {
+	switch {
+	case p.Op == nil || p.Workload == nil:
+		return errors.New("solvers: problem without a workload operator")
+	case p.Rand == nil:
+		return errors.New("solvers: problem without a random source")
+	case p.N <= 0:
+		return errors.New("solvers: problem with no records")
+	case len(p.Answers) != p.Op.M():
+		return fmt.Errorf("solvers: %d answers for %d queries", len(p.Answers), p.Op.M())
+	}
+	return nil
+}
+
+// checkDistribution verifies that d is a probability vector: no NaN or Inf,
+// no negative entry, sum 1 within 1e-9.
+func checkDistribution(d []float64) error {
+	s := 0.0
+	for i, v := range d {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return fmt.Errorf("solvers: internal error: D[%d] = %v", i, v)
+		}
+		s += v
+	}
+	if math.Abs(s-1) > 1e-9 {
+		return fmt.Errorf("solvers: internal error: D sums to %v", s)
+	}
+	return nil
+}
