@@ -118,6 +118,8 @@ type Plan struct {
 	// Warnings are printed on stderr and stored in the manifest (e.g. "T
 	// capped 1.2e10 -> 1e4").
 	Warnings []string
+
+	groups []group // measure-and-project: what is measured
 }
 
 // Total is the zCDP ρ of the plan's ZCDP and Pure charges (Approx
@@ -207,8 +209,10 @@ type Solver interface {
 	// Name is the solver's CLI name (dpfw, dpam, smd, mwem, project).
 	Name() string
 	// Plan computes the run's privacy charges and parameters from the public
-	// shape. It must not depend on any private quantity, and its charges
-	// must not depend on Shape.N.
+	// shape. It must not depend on any private quantity. Shape.N may be 0
+	// (the release plans before it opens the data); the total cost of the
+	// charges must not depend on N, though how a solver splits it may (n is
+	// public under replace-one neighbours).
 	Plan(s *Shape) (*Plan, error)
 	// Solve runs the solver. It charges the plan to p.Ledger before its
 	// first private step and returns a distribution over the universe.

@@ -1,0 +1,272 @@
+package solvers
+
+import (
+	"context"
+	"math"
+
+	"github.com/dpsynth/synth/internal/par"
+	"github.com/dpsynth/synth/internal/vec"
+)
+
+// lsFit fits a distribution to noisy linear measurements: it minimises
+//
+//	L(D) = Σ_j w_j (⟨b_j, D⟩ − y_j)²
+//
+// over the probability simplex, where b_j are the rows of op. It is a
+// non-private post-processing step: y are already-private measurements.
+//
+// The method is entropic mirror descent (exponentiated gradient) with an
+// Armijo backtracking line search, the estimator of Private-PGM (McKenna,
+// Sheldon and Miklau 2019) run on the explicit universe: the iterate is
+// kept as log-weights θ, D = softmax(θ), and θ ← θ − s·∇L(D). Started from
+// θ = 0, every iterate is a log-linear model over the measured queries.
+//
+// All buffers are allocated once; an iteration allocates nothing.
+type lsFit struct {
+	op   Operator
+	y, w []float64
+	team *par.Team
+	sm   *vec.Softmax
+
+	theta, d, grad []float64 // current iterate, its distribution and gradient
+	th2, d2        []float64 // trial iterate
+	ans, res       []float64 // answers of a trial, weighted residuals
+	dotJob         dotJob
+
+	trace func(it int, loss float64, d []float64) // experiments
+
+	// sure, when set, chooses the stopping step by Stein's unbiased risk
+	// estimate (see useSURE).
+	sure *sureState
+
+	step float64 // current step size
+	loss float64 // loss at d
+	// iters counts accepted steps; evals counts loss evaluations.
+	iters, evals int
+}
+
+func newLSFit(op Operator, y, w []float64, team *par.Team) *lsFit {
+	k, m := op.K(), op.M()
+	f := &lsFit{
+		op: op, y: y, w: w, team: team, sm: vec.NewSoftmax(team),
+		theta: make([]float64, k), d: make([]float64, k), grad: make([]float64, k),
+		th2: make([]float64, k), d2: make([]float64, k),
+		ans: make([]float64, m), res: make([]float64, m),
+	}
+	f.dotJob.part = make([]float64, team.Workers())
+	// In the ℓ1 geometry L is (2·Σ_j w_j ‖b_j‖∞²·overlap)-smooth; a safe
+	// first step is the inverse of twice the largest per-cell curvature,
+	// 2·Σ_j w_j over the queries that contain a cell, bounded by 2·Σ w.
+	f.step = 1 / (2 * sumPositive(w))
+	return f
+}
+
+func sumPositive(x []float64) float64 {
+	s := 0.0
+	for _, v := range x {
+		if v > 0 {
+			s += v
+		}
+	}
+	if s == 0 {
+		return 1
+	}
+	return s
+}
+
+// evaluate computes the loss at d and the weighted residuals into f.res.
+func (f *lsFit) evaluate(d []float64) float64 {
+	f.evals++
+	f.op.Answer(d, f.ans)
+	l := 0.0
+	for j, a := range f.ans {
+		r := a - f.y[j]
+		l += f.w[j] * r * r
+		f.res[j] = 2 * f.w[j] * r
+	}
+	return l
+}
+
+// start sets the iterate to softmax(theta) (theta nil: uniform) and computes
+// the loss and gradient there.
+func (f *lsFit) start(theta []float64) {
+	if theta != nil {
+		copy(f.theta, theta)
+	} else {
+		clear(f.theta)
+	}
+	f.sm.Apply(f.theta, f.d)
+	f.loss = f.evaluate(f.d)
+	f.op.Adjoint(f.res, f.grad)
+}
+
+// dotJob computes Σ grad·(d − d2) in parallel.
+type dotJob struct {
+	g, a, b []float64
+	part    []float64
+}
+
+func (j *dotJob) Run(w, lo, hi int) {
+	s := 0.0
+	g, a, b := j.g[lo:hi], j.a[lo:hi], j.b[lo:hi]
+	for i := range g {
+		s += g[i] * (a[i] - b[i])
+	}
+	j.part[w] = s
+}
+
+// stepJob writes th2 = theta − s·grad in parallel.
+type stepJob struct {
+	th2, theta, grad []float64
+	s                float64
+}
+
+func (j *stepJob) Run(_, lo, hi int) {
+	t2, t, g := j.th2[lo:hi], j.theta[lo:hi], j.grad[lo:hi]
+	for i := range t2 {
+		t2[i] = t[i] - j.s*g[i]
+	}
+}
+
+// run takes up to iters accepted steps, stopping early when the relative
+// decrease of the loss over the last 10 steps falls below tol. It returns
+// ctx.Err() if cancelled.
+func (f *lsFit) run(ctx context.Context, iters int, tol float64) error {
+	var sj stepJob
+	sj.th2, sj.theta, sj.grad = f.th2, f.theta, f.grad
+	f.dotJob.g, f.dotJob.a, f.dotJob.b = f.grad, f.d, f.d2
+	k := len(f.theta)
+	hist := [10]float64{}
+	for it := 0; it < iters; it++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		accepted := false
+		for try := 0; try < 60; try++ {
+			sj.s = f.step
+			f.team.For(k, 512, &sj)
+			f.sm.Apply(f.th2, f.d2)
+			nl := f.evaluate(f.d2)
+			clear(f.dotJob.part)
+			f.team.For(k, 512, &f.dotJob)
+			dot := 0.0
+			for _, v := range f.dotJob.part {
+				dot += v
+			}
+			// Armijo condition for mirror descent (Private-PGM's test).
+			if f.loss-nl >= 0.5*dot && !math.IsNaN(nl) {
+				f.theta, f.th2 = f.th2, f.theta
+				f.d, f.d2 = f.d2, f.d
+				sj.th2, sj.theta = f.th2, f.theta
+				f.dotJob.a, f.dotJob.b = f.d, f.d2
+				f.loss = nl
+				f.op.Adjoint(f.res, f.grad)
+				if f.sure != nil {
+					f.sure.step(f, sj.s)
+				}
+				f.step *= 1.5
+				accepted = true
+				break
+			}
+			f.step *= 0.5
+		}
+		f.iters++
+		if !accepted {
+			return nil // the step vanished: at a minimum up to rounding
+		}
+		if f.trace != nil {
+			f.trace(it, f.loss, f.d)
+		}
+		if f.sure != nil && it-f.sure.bestIt > f.sure.patience {
+			break
+		}
+		prev := hist[it%len(hist)]
+		hist[it%len(hist)] = f.loss
+		if it >= len(hist) && prev-f.loss <= tol*prev {
+			break
+		}
+	}
+	if f.sure != nil {
+		copy(f.d, f.sure.bestD)
+	}
+	return nil
+}
+
+// sureState runs a shadow fit on perturbed measurements y + δσ·b (b a
+// fixed Gaussian probe), with the main fit's step sizes, to estimate the
+// divergence of the fitted answers with respect to the measurements
+// (Monte-Carlo SURE, Ramani, Blu and Unser 2008). Stein's unbiased risk
+// estimate of the fitted answers' weighted squared error against the true
+// answers is then
+//
+//	SURE(t) = L(t) − M + 2·Σ_j b_j (ŷ'_j − ŷ_j)/(δσ_j)
+//
+// and the fit returns the iterate with the smallest SURE: early stopping of
+// mirror descent from the uniform distribution is the regularisation (its
+// path runs from maximum entropy towards the noisy least-squares fit), and
+// SURE picks the point on it from the noisy measurements alone, so the
+// choice is post-processing.
+type sureState struct {
+	shadow   *lsFit
+	b        []float64 // probe
+	delta    float64
+	sigma    []float64 // σ_j (0 for rows not measured)
+	m        int       // number of measured rows
+	best     float64
+	bestIt   int
+	bestD    []float64
+	it       int
+	patience int
+	history  []float64
+}
+
+// useSURE turns on SURE-based stopping with a probe drawn from r.
+func (f *lsFit) useSURE(norm func() float64, delta float64, patience int) {
+	s := &sureState{delta: delta, patience: patience, best: math.Inf(1), bestD: make([]float64, len(f.d))}
+	m := len(f.y)
+	s.b = make([]float64, m)
+	s.sigma = make([]float64, m)
+	y2 := make([]float64, m)
+	for j := range f.y {
+		y2[j] = f.y[j]
+		if f.w[j] > 0 {
+			s.sigma[j] = 1 / math.Sqrt(f.w[j])
+			s.b[j] = norm()
+			y2[j] += delta * s.sigma[j] * s.b[j]
+			s.m++
+		}
+	}
+	s.shadow = newLSFit(f.op, y2, f.w, f.team)
+	s.shadow.start(nil)
+	f.sure = s
+	s.record(f) // iteration 0: the uniform distribution
+}
+
+// step advances the shadow by the main fit's step size and records SURE.
+func (s *sureState) step(f *lsFit, stepSize float64) {
+	sh := s.shadow
+	var sj stepJob
+	sj.th2, sj.theta, sj.grad, sj.s = sh.th2, sh.theta, sh.grad, stepSize
+	sh.team.For(len(sh.theta), 512, &sj)
+	sh.theta, sh.th2 = sh.th2, sh.theta
+	sh.sm.Apply(sh.theta, sh.d)
+	sh.loss = sh.evaluate(sh.d)
+	sh.op.Adjoint(sh.res, sh.grad)
+	s.it++
+	s.record(f)
+}
+
+func (s *sureState) record(f *lsFit) {
+	div := 0.0
+	for j, b := range s.b {
+		if b != 0 {
+			div += b * (s.shadow.ans[j] - f.ans[j]) / (s.delta * s.sigma[j])
+		}
+	}
+	v := f.loss - float64(s.m) + 2*div
+	s.history = append(s.history, v)
+	if v < s.best {
+		s.best, s.bestIt = v, s.it
+		copy(s.bestD, f.d)
+	}
+}

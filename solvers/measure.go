@@ -1,0 +1,390 @@
+package solvers
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/dpsynth/synth/privacy"
+	"github.com/dpsynth/synth/query"
+	"github.com/dpsynth/synth/universe"
+)
+
+// group is one measurement of a release: a vector of counts measured at
+// once with discrete Gaussian noise. Either a marginal set of attributes
+// (every cell of the marginal table), or the rows of one family of the
+// workload itself.
+type group struct {
+	attrs  []int // marginal set (attribute positions, increasing); nil for a workload family
+	family int   // workload family index when attrs is nil
+	// sens2 is the squared ℓ2 sensitivity of the count vector under the
+	// neighbouring relation.
+	sens2 float64
+	sigma float64 // noise standard deviation, in counts
+}
+
+func (g *group) label(w *query.Workload) string {
+	if g.attrs != nil {
+		names := make([]string, len(g.attrs))
+		for i, a := range g.attrs {
+			names[i] = w.Domain().Attr(a).Name
+		}
+		return "marginal {" + strings.Join(names, ", ") + "}"
+	}
+	return "workload family " + w.Families()[g.family].Description
+}
+
+// familySens2 is the squared ℓ2 sensitivity of the (unweighted) count
+// vector of one workload family under the neighbouring relation: a record
+// leaving one cell and entering another changes two cells of a marginal
+// table by one (one cell under add/remove); a single counting query by one;
+// the prefix counts of an attribute with v values in at most v−1 places.
+func familySens2(w *query.Workload, f int, nb Neighbours) float64 {
+	fam := w.Families()[f]
+	switch fam.Kind {
+	case query.Marginals:
+		sets := 0
+		for _, s := range w.Marginals() {
+			if s.Family == f {
+				sets++
+			}
+		}
+		if nb == AddRemove {
+			return float64(sets)
+		}
+		return 2 * float64(sets)
+	case query.Prefixes:
+		return float64(fam.Len)
+	default:
+		return 1
+	}
+}
+
+// marginalSens2 is the squared ℓ2 sensitivity of one marginal table.
+func marginalSens2(nb Neighbours) float64 {
+	if nb == AddRemove {
+		return 1
+	}
+	return 2
+}
+
+// calibrate sets each group's σ so that the groups together cost at most
+// rho, with ρ split in proportion to share (which need not sum to 1), and
+// returns the charges.
+func calibrate(groups []group, share []float64, rho float64, w *query.Workload, solver string) []privacy.Charge {
+	tot := 0.0
+	for _, s := range share {
+		tot += s
+	}
+	charges := make([]privacy.Charge, len(groups))
+	for i := range groups {
+		g := &groups[i]
+		r := rho * share[i] / tot
+		g.sigma = privacy.CalibrateGaussian(r, 1, math.Sqrt(g.sens2))
+		charges[i] = privacy.Charge{
+			Label: fmt.Sprintf("%s: discrete Gaussian on %s (ℓ2 sensitivity %.4g counts, σ = %.4g counts)", solver, g.label(w), math.Sqrt(g.sens2), g.sigma),
+			Cost:  privacy.GaussianCost(math.Sqrt(g.sens2), g.sigma),
+		}
+	}
+	return charges
+}
+
+// measured is the outcome of measuring groups: the noisy answers as
+// fractions, the loss weights 1/σ² (in fractions), and the operator of the
+// measured queries over the universe.
+type measured struct {
+	op   Operator
+	y, w []float64
+	// nHat is the record count the fractions are relative to: n under
+	// replace-one, a private estimate under add/remove.
+	nHat float64
+	// groupSigma is each group's noise in fractions of nHat.
+	groupSigma []float64
+}
+
+// marginalWorkload builds the workload of the groups' marginal sets.
+func marginalWorkload(w *query.Workload, groups []group) (*query.Workload, error) {
+	spec := &query.Spec{MaxCells: w.MaxCells(), Families: []query.FamilySpec{{Type: "marginals"}}}
+	for _, g := range groups {
+		if g.attrs == nil {
+			continue
+		}
+		names := make([]string, len(g.attrs))
+		for i, a := range g.attrs {
+			names[i] = w.Domain().Attr(a).Name
+		}
+		spec.Families[0].Sets = append(spec.Families[0].Sets, names)
+	}
+	if len(spec.Families[0].Sets) == 0 {
+		return nil, nil
+	}
+	return query.Build(w.Domain(), spec)
+}
+
+// measure adds discrete Gaussian noise to the count vector of every group
+// and returns the measurements over the universe. Marginal groups come first
+// (in order), then the workload's own rows, stacked.
+//
+// Privacy: each group is the discrete Gaussian mechanism (Canonne, Kamath
+// and Steinke 2020) on an integer count vector of squared ℓ2 sensitivity
+// g.sens2, ρ = sens2/(2σ²); the charges were computed by calibrate.
+// Everything after the noise is post-processing.
+func measure(p *Problem, groups []group, nb Neighbours) (*measured, error) {
+	w := p.Workload
+	mw, err := marginalWorkload(w, groups)
+	if err != nil {
+		return nil, err
+	}
+	n := float64(p.N)
+	var (
+		margNoisy []float64 // noisy counts of the marginal groups, in order
+		margSig   []float64 // per query σ (counts)
+		rowNoisy  []float64 // noisy counts of the workload rows (NaN: not measured)
+		rowSig    []float64
+		sums      = make([]float64, len(groups)) // per group: noisy total and its variance, for n̂
+		sumVar    = make([]float64, len(groups))
+	)
+	gauss := func(gi int, cnt []float64, out []float64) error {
+		sigma := groups[gi].sigma
+		dg, err := privacy.NewDiscreteGaussian(sigma)
+		if err != nil {
+			return err
+		}
+		s := 0.0
+		for i, c := range cnt {
+			v := float64(int64(math.Round(c)) + dg.Sample(p.Rand))
+			if p.noPrivacy {
+				v = math.Round(c)
+			}
+			out[i] = v
+			s += v
+		}
+		sums[gi] = s
+		sumVar[gi] = float64(len(cnt)) * sigma * sigma
+		return nil
+	}
+	if mw != nil {
+		ans := mw.AnswerCounts(p.Counts, make([]float64, mw.M()))
+		margNoisy = make([]float64, mw.M())
+		margSig = make([]float64, mw.M())
+		si := 0
+		for gi, g := range groups {
+			if g.attrs == nil {
+				continue
+			}
+			s := mw.Marginals()[si]
+			si++
+			cnt := ans[s.Offset : s.Offset+s.Cells]
+			for i := range cnt {
+				cnt[i] *= n // exact counts (answers are count/n)
+			}
+			if err := gauss(gi, cnt, margNoisy[s.Offset:s.Offset+s.Cells]); err != nil {
+				return nil, err
+			}
+			for i := s.Offset; i < s.Offset+s.Cells; i++ {
+				margSig[i] = g.sigma
+			}
+		}
+	}
+	hasRows := false
+	for _, g := range groups {
+		if g.attrs == nil {
+			hasRows = true
+		}
+	}
+	if hasRows {
+		m := w.M()
+		rowNoisy = make([]float64, m)
+		rowSig = make([]float64, m)
+		for j := range rowNoisy {
+			rowNoisy[j] = math.NaN()
+		}
+		for gi, g := range groups {
+			if g.attrs != nil {
+				continue
+			}
+			fam := w.Families()[g.family]
+			cnt := make([]float64, fam.Len)
+			for i := range cnt {
+				j := fam.Offset + i
+				cnt[i] = p.Answers[j] * n / w.Weight(j)
+			}
+			if err := gauss(gi, cnt, rowNoisy[fam.Offset:fam.Offset+fam.Len]); err != nil {
+				return nil, err
+			}
+			for i := range cnt {
+				rowSig[fam.Offset+i] = g.sigma
+			}
+		}
+	}
+	// The count the fractions are relative to.
+	nHat := n
+	if nb == AddRemove {
+		// Inverse-variance weighted mean of the groups' noisy totals, for
+		// the groups whose counts sum to n (marginal tables).
+		num, den := 0.0, 0.0
+		for i, g := range groups {
+			if g.attrs == nil {
+				continue
+			}
+			num += sums[i] / sumVar[i]
+			den += 1 / sumVar[i]
+		}
+		if den == 0 {
+			return nil, fmt.Errorf("%w: add/remove neighbours need at least one marginal measurement to estimate n", ErrUnsupported)
+		}
+		nHat = max(num/den, 1)
+	}
+	out := &measured{nHat: nHat}
+	var ops []Operator
+	for i, v := range margNoisy {
+		out.y = append(out.y, v/nHat)
+		s := margSig[i] / nHat
+		out.w = append(out.w, 1/(s*s))
+	}
+	if mw != nil {
+		op, err := mw.Compile(nil)
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, op)
+	}
+	if hasRows {
+		for j, v := range rowNoisy {
+			if math.IsNaN(v) {
+				out.y = append(out.y, 0)
+				out.w = append(out.w, 0)
+				continue
+			}
+			wt := w.Weight(j)
+			out.y = append(out.y, wt*v/nHat)
+			s := wt * rowSig[j] / nHat
+			out.w = append(out.w, 1/(s*s))
+		}
+		ops = append(ops, p.Op)
+	}
+	out.op = stack(ops...)
+	for _, g := range groups {
+		out.groupSigma = append(out.groupSigma, g.sigma/nHat)
+	}
+	return out, nil
+}
+
+// stacked applies operators one above the other: the rows of ops[0], then
+// ops[1], ...
+type stacked struct {
+	ops []Operator
+	m   int
+	tmp []float64
+}
+
+func stack(ops ...Operator) Operator {
+	if len(ops) == 1 {
+		return ops[0]
+	}
+	s := &stacked{ops: ops, tmp: make([]float64, ops[0].K())}
+	for _, o := range ops {
+		s.m += o.M()
+	}
+	return s
+}
+
+func (s *stacked) M() int { return s.m }
+func (s *stacked) K() int { return s.ops[0].K() }
+func (s *stacked) Answer(d, out []float64) {
+	off := 0
+	for _, o := range s.ops {
+		o.Answer(d, out[off:off+o.M()])
+		off += o.M()
+	}
+}
+func (s *stacked) Adjoint(y, out []float64) {
+	off := 0
+	for i, o := range s.ops {
+		if i == 0 {
+			o.Adjoint(y[:o.M()], out)
+		} else {
+			o.Adjoint(y[off:off+o.M()], s.tmp)
+			for c, v := range s.tmp {
+				out[c] += v
+			}
+		}
+		off += o.M()
+	}
+}
+func (s *stacked) AddQuery(j int, a float64, x []float64) {
+	for _, o := range s.ops {
+		if j < o.M() {
+			o.AddQuery(j, a, x)
+			return
+		}
+		j -= o.M()
+	}
+	panic("solvers: stacked query index out of range")
+}
+func (s *stacked) Range(j int) (lo, hi float64) {
+	for _, o := range s.ops {
+		if j < o.M() {
+			return o.Range(j)
+		}
+		j -= o.M()
+	}
+	panic("solvers: stacked query index out of range")
+}
+
+// downwardClosure returns every distinct attribute subset of the
+// workload's marginal sets with exactly r attributes, in a deterministic
+// order.
+func downwardClosure(w *query.Workload, r int) [][]int {
+	seen := map[string]bool{}
+	var out [][]int
+	for _, s := range w.Marginals() {
+		subsets(s.Attrs, r, func(sub []int) {
+			key := fmt.Sprint(sub)
+			if !seen[key] {
+				seen[key] = true
+				out = append(out, append([]int(nil), sub...))
+			}
+		})
+	}
+	sort.Slice(out, func(i, j int) bool { return lessInts(out[i], out[j]) })
+	return out
+}
+
+func lessInts(a, b []int) bool {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return a[i] < b[i]
+		}
+	}
+	return len(a) < len(b)
+}
+
+// subsets calls f with every r-subset of set (in increasing order; f must
+// not keep the slice).
+func subsets(set []int, r int, f func([]int)) {
+	cur := make([]int, 0, r)
+	var rec func(start int)
+	rec = func(start int) {
+		if len(cur) == r {
+			f(cur)
+			return
+		}
+		for i := start; i <= len(set)-(r-len(cur)); i++ {
+			cur = append(cur, set[i])
+			rec(i + 1)
+			cur = cur[:len(cur)-1]
+		}
+	}
+	rec(0)
+}
+
+// cellsOf is the number of cells of a marginal over attrs.
+func cellsOf(d *universe.Domain, attrs []int) int {
+	c := 1
+	for _, a := range attrs {
+		c *= d.Attr(a).Size()
+	}
+	return c
+}
