@@ -83,15 +83,15 @@ func (f *orderedField) Value(base reflect.Value) reflect.Value {
 	return base.Field(f.index)
 }
 
-func (g orderedGroup) ID() int                         { return 0 }
-func (g orderedGroup) String() string                  { return fmt.Sprint(parquet.NewSchema("", g)) }
-func (g orderedGroup) Type() parquet.Type              { return parquet.Group{}.Type() }
-func (g orderedGroup) Optional() bool                  { return false }
-func (g orderedGroup) Repeated() bool                  { return false }
-func (g orderedGroup) Required() bool                  { return true }
-func (g orderedGroup) Leaf() bool                      { return false }
-func (g orderedGroup) Encoding() encoding.Encoding     { return nil }
-func (g orderedGroup) Compression() compress.Codec     { return nil }
+func (g orderedGroup) ID() int                     { return 0 }
+func (g orderedGroup) String() string              { return fmt.Sprint(parquet.NewSchema("", g)) }
+func (g orderedGroup) Type() parquet.Type          { return parquet.Group{}.Type() }
+func (g orderedGroup) Optional() bool              { return false }
+func (g orderedGroup) Repeated() bool              { return false }
+func (g orderedGroup) Required() bool              { return true }
+func (g orderedGroup) Leaf() bool                  { return false }
+func (g orderedGroup) Encoding() encoding.Encoding { return nil }
+func (g orderedGroup) Compression() compress.Codec { return nil }
 func (g orderedGroup) Fields() []parquet.Field {
 	out := make([]parquet.Field, len(g))
 	for i := range g {
