@@ -63,7 +63,7 @@ func fmtSeconds(s float64) string {
 }
 
 var funcs = template.FuncMap{
-	"num":   fmtNum,
+	"num": fmtNum,
 	"count": func(n any) string {
 		switch v := n.(type) {
 		case int:
@@ -201,11 +201,11 @@ func (r *Report) WriteHTML(w io.Writer) error {
 	worstQ = worstQ[:min(len(worstQ), TableRows)]
 
 	data := struct {
-		R                          *Report
-		Stamp                      string
+		R                           *Report
+		Stamp                       string
 		Hist, Scatter, Worst, Trace string
-		Marginals                  []MarginalError
-		Queries                    []QueryError
+		Marginals                   []MarginalError
+		Queries                     []QueryError
 	}{R: r, Stamp: capitalize(r.Privacy), Marginals: worstM, Queries: worstQ}
 	var err error
 	if data.Hist, err = errorHistogram(errs); err != nil {
