@@ -106,6 +106,7 @@ h2{font-size:19px;margin:28px 0 10px;border-bottom:1px solid #ddd;padding-bottom
 .plots{display:grid;grid-template-columns:1fr 1fr;gap:14px}
 figure{margin:0;background:#fff;border:1px solid #dde;border-radius:6px;padding:8px}
 figure.wide{grid-column:1 / span 2}
+figcaption{font-size:13px;color:#555;padding:4px 6px 2px}
 svg.plot{width:100%;height:auto;display:block}
 table{border-collapse:collapse;width:100%;background:#fff;font-variant-numeric:tabular-nums;font-size:14px}
 th,td{border-bottom:1px solid #e4e4e8;padding:5px 8px;text-align:right}
@@ -160,10 +161,10 @@ var internalTmpl = template.Must(template.New("report").Funcs(funcs).Parse(`<!DO
 
 <h2>Plots</h2>
 <div class="plots">
-<figure>{{svg .Hist}}</figure>
-<figure>{{svg .Scatter}}</figure>
-<figure class="wide">{{svg .Worst}}</figure>
-{{if .Trace}}<figure class="wide">{{svg .Trace}}</figure>{{end}}
+<figure>{{svg .Hist}}<figcaption>How many queries have each absolute error |synthetic − true| (log scale): most sit far below the largest error.</figcaption></figure>
+<figure>{{svg .Scatter}}<figcaption>{{.ScatterCaption}} On the dashed diagonal a query is answered exactly.</figcaption></figure>
+<figure class="wide">{{svg .Worst}}<figcaption>The marginals with the largest total-variation distance between the true and the synthetic table.</figcaption></figure>
+{{if .Trace}}<figure class="wide">{{svg .Trace}}<figcaption>The solver's own estimate of its objective as it ran (from its diagnostics trace).</figcaption></figure>{{end}}
 </div>
 
 {{if .Marginals}}<h2>Worst marginals</h2>
@@ -204,6 +205,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		R                           *Report
 		Stamp                       string
 		Hist, Scatter, Worst, Trace string
+		ScatterCaption              string
 		Marginals                   []MarginalError
 		Queries                     []QueryError
 	}{R: r, Stamp: capitalize(r.Privacy), Marginals: worstM, Queries: worstQ}
@@ -211,7 +213,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 	if data.Hist, err = errorHistogram(errs); err != nil {
 		return fmt.Errorf("eval: error histogram: %w", err)
 	}
-	if data.Scatter, err = answerScatter(r.Queries); err != nil {
+	if data.Scatter, data.ScatterCaption, err = answerScatter(r.Queries); err != nil {
 		return fmt.Errorf("eval: answer scatter: %w", err)
 	}
 	if data.Worst, err = worstMarginals(worstM[:min(len(worstM), 15)]); err != nil {

@@ -8,6 +8,7 @@ import (
 	"math"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -73,9 +74,14 @@ type logTicks struct{}
 
 func (logTicks) Ticks(min, max float64) []plot.Tick {
 	var ts []plot.Tick
+	step := math.Max(1, math.Ceil((max-min)/8)) // at most about 8 labels
 	for d := math.Floor(min); d <= math.Ceil(max); d++ {
 		if d >= min-1e-9 && d <= max+1e-9 {
-			ts = append(ts, plot.Tick{Value: d, Label: decade(d)})
+			t := plot.Tick{Value: d}
+			if math.Mod(d, step) == 0 {
+				t.Label = decade(d)
+			}
+			ts = append(ts, t)
 		}
 		for k := 2.0; k < 10; k++ {
 			v := d + math.Log10(k)
@@ -99,13 +105,32 @@ func decade(d float64) string {
 	return fmt.Sprintf("1e%d", int(d))
 }
 
+// intTicks labels the default ticks as plain integers.
+type intTicks struct{}
+
+func (intTicks) Ticks(min, max float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(min, max)
+	for i := range ts {
+		if ts[i].Label != "" {
+			ts[i].Label = strconv.FormatFloat(ts[i].Value, 'f', -1, 64)
+		}
+	}
+	return ts
+}
+
+// exactBelow is the error under which an answer counts as exact: answers
+// are fractions summed in floating point, so an exact answer can differ
+// by rounding (about 1e-17).
+const exactBelow = 1e-12
+
 // errorHistogram plots the distribution of the queries' absolute errors on
-// a log scale; exact answers (error 0) are counted in the title.
+// a log scale; exact answers (error below exactBelow) are counted in the
+// title.
 func errorHistogram(errs []float64) (string, error) {
 	var logs plotter.Values
 	zeros := 0
 	for _, e := range errs {
-		if e > 0 {
+		if e >= exactBelow {
 			logs = append(logs, math.Log10(e))
 		} else {
 			zeros++
@@ -126,9 +151,15 @@ func errorHistogram(errs []float64) (string, error) {
 		h.LineStyle.Color = color.White
 		h.LineStyle.Width = vg.Points(0.5)
 		p.Add(h)
+		top := 0.0
+		for _, b := range h.Bins {
+			top = max(top, b.Weight)
+		}
+		p.Y.Max = 1.08 * top
 		p.X.Tick.Marker = logTicks{}
+		p.Y.Tick.Marker = intTicks{}
 	}
-	return svgOf(p, 16*vg.Centimeter, 8*vg.Centimeter)
+	return svgOf(p, 16*vg.Centimeter, 10*vg.Centimeter)
 }
 
 // worstMarginals plots the total-variation error of the worst marginals,
@@ -137,7 +168,7 @@ func worstMarginals(ms []MarginalError) (string, error) {
 	n := len(ms)
 	p := newPlot(fmt.Sprintf("Worst %d marginals by total-variation distance", n), "TV distance (true vs synthetic table)", "")
 	if n == 0 {
-		return svgOf(p, 16*vg.Centimeter, 4*vg.Centimeter)
+		return svgOf(p, 30*vg.Centimeter, 4*vg.Centimeter)
 	}
 	vals := make(plotter.Values, n)
 	names := make([]string, n)
@@ -155,8 +186,8 @@ func worstMarginals(ms []MarginalError) (string, error) {
 	p.Add(bc)
 	p.NominalY(names...)
 	p.X.Min = 0
-	h := vg.Length(2.5+0.55*float64(n)) * vg.Centimeter
-	return svgOf(p, 16*vg.Centimeter, h)
+	h := vg.Length(2.5+0.6*float64(n)) * vg.Centimeter
+	return svgOf(p, 30*vg.Centimeter, h)
 }
 
 // traceLine plots the solver's objective estimate against the iteration.
@@ -176,6 +207,7 @@ func traceLine(tr []TraceSample) (string, error) {
 	l.Color = colBlue
 	l.Width = vg.Points(1.5)
 	p.Add(l)
+	p.X.Tick.Marker = intTicks{}
 	if len(tr) <= 60 {
 		s, err := plotter.NewScatter(xys)
 		if err != nil {
@@ -185,7 +217,7 @@ func traceLine(tr []TraceSample) (string, error) {
 		s.GlyphStyle.Radius = vg.Points(2)
 		p.Add(s)
 	}
-	return svgOf(p, 16*vg.Centimeter, 8*vg.Centimeter)
+	return svgOf(p, 30*vg.Centimeter, 9*vg.Centimeter)
 }
 
 // maxScatter bounds the points of the answer scatter plot.
@@ -193,9 +225,9 @@ const maxScatter = 5000
 
 // answerScatter plots synthetic against true answers with the diagonal.
 // Beyond maxScatter queries it shows the 1,000 worst and an even sample of
-// the rest.
-func answerScatter(qs []QueryError) (string, error) {
-	title := "Synthetic vs true answer of each query"
+// the rest; the caption says which.
+func answerScatter(qs []QueryError) (svg, caption string, err error) {
+	caption = fmt.Sprintf("All %d queries.", len(qs))
 	shown := qs
 	if len(qs) > maxScatter {
 		order := make([]int, len(qs))
@@ -213,9 +245,9 @@ func answerScatter(qs []QueryError) (string, error) {
 		for i := range k {
 			shown = append(shown, qs[rest[i*len(rest)/k]])
 		}
-		title = fmt.Sprintf("Synthetic vs true answer (%d of %d queries: the %d worst and an even sample)", maxScatter, len(qs), worst)
+		caption = fmt.Sprintf("%d of %d queries: the %d with the largest error and an even sample of the rest.", maxScatter, len(qs), worst)
 	}
-	p := newPlot(title, "true answer (fraction)", "synthetic answer (fraction)")
+	p := newPlot("Synthetic vs true answer of each query", "true answer (fraction)", "synthetic answer (fraction)")
 	xys := make(plotter.XYs, len(shown))
 	hi := 0.0
 	for i, q := range shown {
@@ -227,7 +259,7 @@ func answerScatter(qs []QueryError) (string, error) {
 	}
 	diag, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: hi, Y: hi}})
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	diag.Color = colGrey
 	diag.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
@@ -235,12 +267,13 @@ func answerScatter(qs []QueryError) (string, error) {
 	if len(xys) > 0 {
 		s, err := plotter.NewScatter(xys)
 		if err != nil {
-			return "", err
+			return "", "", err
 		}
-		s.GlyphStyle.Color = color.RGBA{R: 0x2b, G: 0x6c, B: 0xb0, A: 0x90}
+		s.GlyphStyle.Color = colBlue
 		s.GlyphStyle.Radius = vg.Points(1.3)
 		p.Add(s)
 	}
 	p.X.Min, p.Y.Min = 0, 0
-	return svgOf(p, 16*vg.Centimeter, 10*vg.Centimeter)
+	svg, err = svgOf(p, 16*vg.Centimeter, 10*vg.Centimeter)
+	return svg, caption, err
 }
