@@ -65,11 +65,13 @@ func BenchmarkRows(b *testing.B) {
 type peakWriter struct {
 	sample []metrics.Sample
 	peak   uint64
+	size   int64
 }
 
 func (w *peakWriter) Write(p []byte) (int, error) {
 	metrics.Read(w.sample)
 	w.peak = max(w.peak, w.sample[0].Value.Uint64())
+	w.size += int64(len(p))
 	return len(p), nil
 }
 
@@ -85,15 +87,21 @@ func BenchmarkParquet(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	w := &peakWriter{sample: []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}}
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := WriteParquet(context.Background(), w, rows, dec, nil); err != nil {
-			b.Fatal(err)
-		}
+	for _, comp := range []string{"snappy", "zstd", "none"} {
+		b.Run(comp, func(b *testing.B) {
+			w := &peakWriter{sample: []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}}
+			b.ReportAllocs()
+			for b.Loop() {
+				w.size = 0
+				if _, err := WriteParquet(context.Background(), w, rows, dec, &ParquetSettings{Compression: comp}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(rows)), "ns/row")
+			b.ReportMetric(float64(w.peak)/(1<<20), "peak-heap-MiB")
+			b.ReportMetric(float64(w.size)/(1<<20), "file-MiB")
+		})
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(rows)), "ns/row")
-	b.ReportMetric(float64(w.peak)/(1<<20), "peak-heap-MiB")
 }
 
 var _ io.Writer = (*peakWriter)(nil)

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress"
@@ -26,7 +28,7 @@ const DefaultRowGroupRows = 1 << 20
 
 // batchRows is the number of rows decoded and handed to the column writers
 // at a time.
-const batchRows = 4096
+const batchRows = 16384
 
 // ParquetSettings configures WriteParquet and NewParquetWriter. The zero
 // value means the documented defaults.
@@ -42,22 +44,37 @@ type ParquetSettings struct {
 	Metadata [][2]string
 }
 
-// Schema returns the Parquet schema of the synthetic data for dom: one
-// column per attribute, in domain order, named as the attribute:
-// categorical → a dictionary-encoded UTF-8 string (BYTE_ARRAY, STRING);
-// integer and encoded → INT64; numeric → DOUBLE. Attributes with a null
+// dictMax is the largest attribute whose integer or real column is
+// dictionary-encoded (when its values are the per-code representatives).
+const dictMax = 1 << 16
+
+// Schema returns the Parquet schema of the synthetic data for dom, decoded
+// with s (nil means the zero DecodeSettings): one column per attribute, in
+// domain order, named as the attribute: categorical → a dictionary-encoded
+// UTF-8 string (BYTE_ARRAY, STRING); integer and encoded → INT64; numeric →
+// DOUBLE. Integer, encoded and numeric columns are dictionary-encoded too
+// when each code has one value (Point rules, or integer width 1) and the
+// attribute has at most 65,536 codes: a column of a few distinct values
+// then takes a few bits per row instead of 8 bytes. Attributes with a null
 // token are optional (nullable) columns; the others are required.
-func Schema(dom *universe.Domain) *parquet.Schema {
+func Schema(dom *universe.Domain, s *DecodeSettings) *parquet.Schema {
+	var set DecodeSettings
+	if s != nil {
+		set = *s
+	}
 	fields := make([]orderedField, dom.Len())
 	for i, a := range dom.Attrs() {
 		var n parquet.Node
 		switch a.Kind {
 		case universe.Categorical:
-			n = parquet.Encoded(parquet.String(), &parquet.RLEDictionary)
+			n = parquet.String()
 		case universe.Numeric:
 			n = parquet.Leaf(parquet.DoubleType)
 		default:
 			n = parquet.Leaf(parquet.Int64Type)
+		}
+		if a.Kind == universe.Categorical || !randomValues(a, set) && a.Size() <= dictMax {
+			n = parquet.Encoded(n, &parquet.RLEDictionary)
 		}
 		if a.Nullable {
 			n = parquet.Optional(n)
@@ -65,6 +82,12 @@ func Schema(dom *universe.Domain) *parquet.Schema {
 		fields[i] = orderedField{Node: n, name: a.Name, index: i}
 	}
 	return parquet.NewSchema("synthetic", orderedGroup(fields))
+}
+
+// randomValues reports whether a's values are drawn per row (Uniform rules).
+func randomValues(a *universe.Attribute, s DecodeSettings) bool {
+	return a.Kind == universe.Integer && s.Integer == Uniform && a.Width > 1 ||
+		a.Kind == universe.Numeric && s.Numeric == Uniform
 }
 
 // orderedGroup is a Parquet group whose fields keep the given order
@@ -139,6 +162,9 @@ type column struct {
 	strs     [][]byte        // categorical values as bytes
 	defLevel int             // definition level of a present value
 	vals     []parquet.Value // the current batch
+	stride   uint64          // mixed-radix stride of the attribute
+	random   bool            // values draw from the random source
+	err      error
 }
 
 // ParquetWriter streams synthetic rows, given as cell indices, into a
@@ -146,13 +172,14 @@ type column struct {
 // and written column by column; a row group is flushed every RowGroupRows
 // rows, so memory stays bounded whatever the number of rows.
 type ParquetWriter struct {
-	w      *parquet.Writer
-	dec    *Decoder
-	cols   []column
-	rgRows int
-	inRG   int
-	rows   int64
-	closed bool
+	w       *parquet.Writer
+	dec     *Decoder
+	cols    []column
+	rgRows  int
+	inRG    int
+	rows    int64
+	closed  bool
+	workers int
 }
 
 // NewParquetWriter returns a writer of synthetic.parquet to out, decoding
@@ -176,7 +203,7 @@ func NewParquetWriter(out io.Writer, dec *Decoder, s *ParquetSettings) (*Parquet
 	}
 	dom := dec.Domain()
 	opts := []parquet.WriterOption{
-		Schema(dom),
+		Schema(dom, &dec.set),
 		parquet.Compression(c),
 		parquet.CreatedBy("synth", "", ""),
 		// Row groups are cut by Flush below; this only guards the limit.
@@ -189,7 +216,8 @@ func NewParquetWriter(out io.Writer, dec *Decoder, s *ParquetSettings) (*Parquet
 	if err != nil {
 		return nil, fmt.Errorf("parquet: %w", err)
 	}
-	pw := &ParquetWriter{w: parquet.NewWriter(out, cfg), dec: dec, rgRows: set.RowGroupRows}
+	pw := &ParquetWriter{w: parquet.NewWriter(out, cfg), dec: dec, rgRows: set.RowGroupRows,
+		workers: min(runtime.GOMAXPROCS(0), dom.Len())}
 	pw.cols = make([]column, dom.Len())
 	for i, a := range dom.Attrs() {
 		col := &pw.cols[i]
@@ -205,9 +233,9 @@ func NewParquetWriter(out io.Writer, dec *Decoder, s *ParquetSettings) (*Parquet
 			}
 		}
 		col.vals = make([]parquet.Value, batchRows)
-		uniform := a.Kind == universe.Integer && dec.set.Integer == Uniform && a.Width > 1 ||
-			a.Kind == universe.Numeric && dec.set.Numeric == Uniform
-		if !uniform && a.Size() <= tableMax {
+		col.stride = dom.Strides()[i]
+		col.random = randomValues(a, dec.set)
+		if !col.random && a.Size() <= tableMax {
 			col.table = make([]parquet.Value, a.Size())
 			for c := range col.table {
 				col.table[c] = pw.value(i, c)
@@ -244,38 +272,28 @@ func (pw *ParquetWriter) Rows() int64 { return pw.rows }
 
 // Write decodes and writes the rows whose cells are given, in order. It
 // checks ctx between batches and returns ctx.Err() when it is done.
+//
+// Columns are independent, so each batch is decoded and encoded column by
+// column on up to GOMAXPROCS goroutines. Columns whose values draw from the
+// random source (Uniform rules) are all handled by one goroutine, in column
+// order, so a seeded run writes the same file every time.
 func (pw *ParquetWriter) Write(ctx context.Context, cells []uint32) error {
 	if pw.closed {
 		panic("release: Write on a closed ParquetWriter")
 	}
 	k, _ := pw.dec.Domain().Size()
+	for _, cell := range cells {
+		if uint64(cell) >= k {
+			panic(fmt.Sprintf("release: cell %d out of range for a universe of %d cells", cell, k))
+		}
+	}
 	for len(cells) > 0 {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		n := min(len(cells), batchRows, pw.rgRows-pw.inRG)
-		batch := cells[:n]
-		for r, cell := range batch {
-			if uint64(cell) >= k {
-				panic(fmt.Sprintf("release: cell %d out of range for a universe of %d cells", cell, k))
-			}
-			idx := uint64(cell)
-			for i := len(pw.cols) - 1; i >= 0; i-- {
-				col := &pw.cols[i]
-				c := int(idx % col.size)
-				idx /= col.size
-				if col.table != nil {
-					col.vals[r] = col.table[c]
-				} else {
-					col.vals[r] = pw.value(i, c)
-				}
-			}
-		}
-		cws := pw.w.ColumnWriters()
-		for i := range pw.cols {
-			if _, err := cws[i].WriteRowValues(pw.cols[i].vals[:n]); err != nil {
-				return fmt.Errorf("parquet: column %q: %w", pw.cols[i].attr.Name, err)
-			}
+		if err := pw.writeBatch(cells[:n]); err != nil {
+			return err
 		}
 		cells = cells[n:]
 		pw.rows += int64(n)
@@ -287,6 +305,73 @@ func (pw *ParquetWriter) Write(ctx context.Context, cells []uint32) error {
 		}
 	}
 	return nil
+}
+
+// writeBatch decodes one batch into every column and hands it to the
+// column writers, spreading the columns over the workers.
+func (pw *ParquetWriter) writeBatch(batch []uint32) error {
+	cws := pw.w.ColumnWriters()
+	if pw.workers <= 1 {
+		for i := range pw.cols {
+			pw.writeColumn(i, batch, cws[i])
+		}
+	} else {
+		var wg sync.WaitGroup
+		next := make(chan int, len(pw.cols))
+		random := -1 // the first random column: its worker takes them all
+		for i := range pw.cols {
+			switch {
+			case !pw.cols[i].random:
+				next <- i
+			case random < 0:
+				random = i
+				next <- i
+			}
+		}
+		close(next)
+		for range pw.workers {
+			wg.Go(func() {
+				for i := range next {
+					if i != random {
+						pw.writeColumn(i, batch, cws[i])
+						continue
+					}
+					for j := range pw.cols {
+						if pw.cols[j].random {
+							pw.writeColumn(j, batch, cws[j])
+						}
+					}
+				}
+			})
+		}
+		wg.Wait()
+	}
+	for i := range pw.cols {
+		if err := pw.cols[i].err; err != nil {
+			pw.cols[i].err = nil
+			return fmt.Errorf("parquet: column %q: %w", pw.cols[i].attr.Name, err)
+		}
+	}
+	return nil
+}
+
+// writeColumn decodes column i of the batch and writes it.
+func (pw *ParquetWriter) writeColumn(i int, batch []uint32, cw *parquet.ColumnWriter) {
+	col := &pw.cols[i]
+	vals := col.vals[:len(batch)]
+	// Cells, strides and sizes fit in 32 bits (Sample refuses more than
+	// 2^32 cells), and 32-bit division is the cheaper one.
+	stride, size := uint32(col.stride), uint32(col.size)
+	if col.table != nil {
+		for r, cell := range batch {
+			vals[r] = col.table[cell/stride%size]
+		}
+	} else {
+		for r, cell := range batch {
+			vals[r] = pw.value(i, int(cell/stride%size))
+		}
+	}
+	_, col.err = cw.WriteRowValues(vals)
 }
 
 func (pw *ParquetWriter) flush() error {

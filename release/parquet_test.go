@@ -264,6 +264,10 @@ func TestParquetUniformValues(t *testing.T) {
 	dom := mustDomain(t, mixedDomain)
 	rows := testRows(dom, 2000, 3)
 	data := writeTestParquet(t, dom, rows, DecodeSettings{Integer: Uniform, Numeric: Uniform}, nil)
+	// The columns are written in parallel, yet one seed gives one file.
+	if again := writeTestParquet(t, dom, rows, DecodeSettings{Integer: Uniform, Numeric: Uniform}, nil); !bytes.Equal(data, again) {
+		t.Error("two writes with the same seed differ")
+	}
 	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		t.Fatal(err)
@@ -398,7 +402,7 @@ func TestParquetErrors(t *testing.T) {
 }
 
 func TestSchemaString(t *testing.T) {
-	s := fmt.Sprint(Schema(mustDomain(t, mixedDomain)))
+	s := fmt.Sprint(Schema(mustDomain(t, mixedDomain), nil))
 	for _, want := range []string{"required binary sex (STRING)", "optional binary race (STRING)", "required int64 age", "optional double income", "optional int64 delta"} {
 		if !bytes.Contains([]byte(s), []byte(want)) {
 			t.Errorf("schema %s\nlacks %q", s, want)
