@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"regexp"
 	"strconv"
 	"testing"
 	"time"
@@ -156,6 +157,9 @@ func TestIllustration(t *testing.T) {
 	var buf bytes.Buffer
 	if err := rep.WriteHTML(&buf); err != nil {
 		t.Fatal(err)
+	}
+	if loc := regexp.MustCompile(`(?i)https?:|//|src\s*=|@import|url\(|<script|<link|<img|href\s*=`).FindIndex(buf.Bytes()); loc != nil {
+		t.Errorf("HTML has an external reference: %q", buf.Bytes()[loc[0]:loc[1]])
 	}
 	if got := bytes.Count(buf.Bytes(), []byte("<svg")); got != 4 {
 		t.Errorf("%d plots, want 4", got)
