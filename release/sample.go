@@ -340,29 +340,76 @@ func uintn(r Rand, n uint64) uint64 {
 }
 
 // Rows expands (cell, count) pairs into the cell of each synthetic row,
-// appended to dst in a uniformly random order (Fisher–Yates), so that the
-// order of the rows in the output reveals nothing about the order of the
-// cells. Cells must be below 2^32 (Sample guarantees it).
+// appended to dst in a uniformly random order, so that the order of the
+// rows in the output reveals nothing about the order of the cells. Cells
+// must be below 2^32 (Sample guarantees it).
+//
+// Small outputs are expanded and shuffled by Fisher–Yates (Shuffle), which
+// allocates nothing beyond dst. From bucketMin rows on, Rows uses the
+// Rao–Sandelius method, which is cache-friendly: every row gets an
+// independent uniform label in 0..255, the rows are written grouped by
+// label (256 sequential streams), and each group, small enough for the
+// cache, is shuffled by Fisher–Yates. Given the group sizes, the labels
+// assign the rows to the groups as a uniformly random set partition, and
+// each group's order is uniform, so the whole order is a uniformly random
+// permutation (Rao 1961, Sandelius 1962). It allocates one byte per row
+// for the labels.
 //
 // Privacy: post-processing; no budget.
 func Rows(dst []uint32, cells []CellCount, r Rand) []uint32 {
 	start := len(dst)
 	var total int64
 	for _, c := range cells {
-		total += c.Count
-	}
-	dst = growRows(dst, total)
-	for _, c := range cells {
 		if c.Cell > math.MaxUint32 {
 			panic(fmt.Sprintf("release: cell %d does not fit in uint32", c.Cell))
 		}
-		for range c.Count {
-			dst = append(dst, uint32(c.Cell))
+		total += c.Count
+	}
+	dst = growRows(dst, total)
+	if total < bucketMin {
+		for _, c := range cells {
+			for range c.Count {
+				dst = append(dst, uint32(c.Cell))
+			}
+		}
+		Shuffle(dst[start:], r)
+		return dst
+	}
+	labels := make([]uint8, total)
+	var ends [257]int64 // group g fills [ends[g], ends[g+1]) after the prefix sum
+	for i := int64(0); i < total; i += 8 {
+		u := r.Uint64()
+		for j := i; j < min(i+8, total); j++ {
+			labels[j] = uint8(u)
+			ends[int(uint8(u))+1]++
+			u >>= 8
 		}
 	}
-	Shuffle(dst[start:], r)
+	for g := 1; g <= 256; g++ {
+		ends[g] += ends[g-1]
+	}
+	out := dst[start : int64(start)+total]
+	dst = dst[:int64(start)+total]
+	next := ends
+	i := int64(0)
+	for _, c := range cells {
+		for range c.Count {
+			g := labels[i]
+			out[next[g]] = uint32(c.Cell)
+			next[g]++
+			i++
+		}
+	}
+	for g := range 256 {
+		Shuffle(out[ends[g]:ends[g+1]], r)
+	}
 	return dst
 }
+
+// bucketMin is the number of rows from which Rows uses the bucketed
+// (Rao–Sandelius) shuffle; a variable so that tests can exercise it on
+// small inputs.
+var bucketMin int64 = 1 << 16
 
 func growRows(dst []uint32, extra int64) []uint32 {
 	if int64(cap(dst)-len(dst)) >= extra {
