@@ -206,9 +206,10 @@ func sampleSystematic(dst []CellCount, d []float64, n int64, scale float64, r Ra
 		}
 	}
 	// The extras number ⌊S + u⌋ where S = Σφ equals R = n − Σ⌊x⌋ up to
-	// rounding, so the total can be off by one only when S + u lies within
-	// rounding of an integer (probability about 1e-12). Restore the exact
-	// total by a deterministic fix-up that keeps every count within one.
+	// the rounding of the x = n·d(z), at most a few n·2^−53 in all, so the
+	// total can be off by one only when S + u lies that close to an
+	// integer (probability about 1e-9 for n = 10^7). Restore the exact total
+	// by a deterministic fix-up that keeps every count within one.
 	got := int64(0)
 	for _, e := range dst[start:] {
 		got += e.Count
