@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/dpsynth/synth/query"
@@ -230,14 +231,17 @@ func Evaluate(in *Input) (*Report, error) {
 		p := Summarize(AbsErrors(in.Holdout, in.Synthetic, tmp))
 		r.Errors.Population = &p
 	}
+	// The report keeps its own copies: pointers into the caller's slices
+	// would change with them.
+	dist, hold := slices.Clone(in.Distribution), slices.Clone(in.Holdout)
 	r.Queries = make([]QueryError, m)
 	for j := range m {
 		q := QueryError{Label: w.Label(j), True: in.True[j], Synthetic: in.Synthetic[j], AbsError: errs[j]}
-		if in.Distribution != nil {
-			q.Distribution = &in.Distribution[j]
+		if dist != nil {
+			q.Distribution = &dist[j]
 		}
-		if in.Holdout != nil {
-			q.Holdout = &in.Holdout[j]
+		if hold != nil {
+			q.Holdout = &hold[j]
 		}
 		r.Queries[j] = q
 	}
