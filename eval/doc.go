@@ -1,0 +1,80 @@
+// Package eval measures how well synthetic data answers a workload and
+// writes the error reports of a release: report.json and a self-contained
+// report.html.
+//
+// Evaluate takes the workload and two answer vectors (fractions, one per
+// query, in workload order): the answers on the data and on the synthetic
+// rows. Optionally it also takes the answers on the solver's distribution
+// D before sampling (the error then splits into the solver's part and the
+// sampling part) and on held-out records (the population-error estimate:
+// records the release never saw stand for fresh draws from the
+// data-generating distribution, so the error against them estimates the
+// error against that distribution rather than against the sample). The
+// pipeline computes the answers with query.Workload.AnswerCounts on counts
+// or query.Operator.Answer on a vector over the universe.
+//
+// Privacy: the report compares the output with the private data, so it is
+// NOT differentially private. Both forms carry the stamp InternalStamp
+// ("internal: computed on the private data, not differentially private"),
+// JSON in the "privacy" field and HTML in a banner; release.OutDir writes
+// them with owner-only permissions when the pipeline asks. The public
+// variant is Public: it shows only a-priori error bounds supplied by the
+// caller (functions of the noise scales, the budget and the public shape
+// of the problem) and has no input through which an answer could reach it.
+//
+// # report.json, schema synth.report/v1
+//
+// One JSON object; fields always appear in this order. Optional fields are
+// absent (not null) when their input was not given. Answers and errors are
+// fractions of the rows (a query of weight w answers w·count/n); times are
+// seconds.
+//
+//	schema            "synth.report/v1"; the version changes when a field
+//	                  is removed, renamed or changes meaning
+//	privacy           "internal: computed on the private data, not
+//	                  differentially private"
+//	title             report title
+//	note              optional free text (e.g. "illustration: …")
+//	solver            optional solver and setting, e.g. "dpfw (tuned)"
+//	workload          {queries m, marginals (number of marginal sets),
+//	                  families: [{kind, description, weight, queries}]}
+//	rows              {data, synthetic, holdout}: record counts, 0 if not given
+//	errors            workload metrics {max, mean, rmse, p95} of:
+//	  .synthetic        |synthetic − true|, always present
+//	  .distribution     |D − true| (D before sampling), optional
+//	  .sampling         |synthetic − D|, the error sampling added, optional
+//	  .population       |synthetic − holdout|, optional
+//	marginals         one entry per marginal set, in workload order:
+//	                  {attributes [names], offset (index of its first
+//	                  query), cells, weight, l1, tv, max, sampling_tv?,
+//	                  population_tv?}; l1 = Σ|synthetic − true|/weight over
+//	                  its cells (the L1 distance of the two tables), tv =
+//	                  l1/2, max = largest cell error
+//	queries           one entry per query, in workload order: {label, true,
+//	                  synthetic, abs_error, distribution?, holdout?}
+//	trace             {points, iterations (last iteration), first_objective,
+//	                  last_objective, best_objective (lowest),
+//	                  elapsed_seconds (at the last point), samples: up to
+//	                  200 of {iteration, objective, elapsed_seconds},
+//	                  evenly spread, first and last included}
+//	run_time_seconds  wall time of the whole run
+//
+// p95 is the nearest-rank 95th percentile (the ⌈0.95·m⌉-th smallest
+// error); rmse is √(mean of squared errors).
+//
+// The public report (schema synth.public-report/v1) has: schema, privacy
+// (PublicStamp), title, note?, solver?, budget {epsilon, delta}, rows,
+// workload (as above) and bounds: [{scope ("workload", "family" or
+// "marginal"), name, queries, error, confidence, method}].
+//
+// # report.html
+//
+// One page with inline CSS and inline SVG plots made with gonum/plot
+// (vgsvg): the distribution of the queries' absolute errors (log scale),
+// synthetic against true answers, the worst marginals by TV distance and,
+// when a trace is given, the solver's objective estimate by iteration;
+// then the headline numbers and the tables of the worst marginals and
+// queries. It has no scripts, no external fonts, images or style sheets,
+// and no links, so it renders the same offline and leaks nothing to a
+// server when opened.
+package eval

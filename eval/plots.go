@@ -1,0 +1,279 @@
+package eval
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"image/color"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+var (
+	colBlue   = color.RGBA{R: 0x2b, G: 0x6c, B: 0xb0, A: 0xff}
+	colOrange = color.RGBA{R: 0xe0, G: 0x7b, B: 0x28, A: 0xff}
+	colGrey   = color.RGBA{R: 0x88, G: 0x88, B: 0x88, A: 0xff}
+	colGrid   = color.RGBA{R: 0xdd, G: 0xdd, B: 0xdd, A: 0xff}
+)
+
+// newPlot returns a plot with sans-serif text and a light grid.
+func newPlot(title, xlabel, ylabel string) *plot.Plot {
+	p := plot.New()
+	sans := func(size vg.Length) font.Font {
+		return font.Font{Typeface: "Liberation", Variant: "Sans", Size: size}
+	}
+	p.Title.Text = title
+	p.Title.TextStyle.Font = sans(13)
+	p.Title.Padding = vg.Points(6)
+	p.X.Label.Text, p.Y.Label.Text = xlabel, ylabel
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		a.Label.TextStyle.Font = sans(11)
+		a.Tick.Label.Font = sans(10)
+	}
+	p.Add(&plotter.Grid{Vertical: draw.LineStyle{Color: colGrid, Width: vg.Points(0.5)},
+		Horizontal: draw.LineStyle{Color: colGrid, Width: vg.Points(0.5)}})
+	return p
+}
+
+var (
+	xmlHeader = regexp.MustCompile(`(?s)^<\?xml[^>]*\?>\s*(<!--.*?-->\s*)?`)
+	xmlns     = regexp.MustCompile(`\s+xmlns(:\w+)?="[^"]*"`)
+	fontFam   = regexp.MustCompile(`font-family:Liberation Sans;`)
+)
+
+// svgOf renders p as an SVG fragment to inline in HTML: no XML header, no
+// namespace URLs (HTML parsers put inline <svg> in the SVG namespace), and
+// the Liberation font named with metric-compatible fallbacks.
+func svgOf(p *plot.Plot, w, h vg.Length) (string, error) {
+	c := vgsvg.New(w, h)
+	p.Draw(draw.New(c))
+	var buf bytes.Buffer
+	if _, err := c.WriteTo(&buf); err != nil {
+		return "", err
+	}
+	s := xmlHeader.ReplaceAllString(buf.String(), "")
+	s = xmlns.ReplaceAllString(s, "")
+	s = fontFam.ReplaceAllString(s, `font-family:'Liberation Sans',Arial,Helvetica,sans-serif;`)
+	// Scale with the page: drop the fixed size, keep the viewBox.
+	s = strings.Replace(s, "<svg ", `<svg class="plot" role="img" preserveAspectRatio="xMidYMid meet" `, 1)
+	return strings.TrimSpace(s), nil
+}
+
+// logTicks labels decades from 10^lo to 10^hi on a log10 axis.
+type logTicks struct{}
+
+func (logTicks) Ticks(min, max float64) []plot.Tick {
+	var ts []plot.Tick
+	step := math.Max(1, math.Ceil((max-min)/8)) // at most about 8 labels
+	for d := math.Floor(min); d <= math.Ceil(max); d++ {
+		if d >= min-1e-9 && d <= max+1e-9 {
+			t := plot.Tick{Value: d}
+			if math.Mod(d, step) == 0 {
+				t.Label = decade(d)
+			}
+			ts = append(ts, t)
+		}
+		for k := 2.0; k < 10; k++ {
+			v := d + math.Log10(k)
+			if v >= min && v <= max {
+				ts = append(ts, plot.Tick{Value: v})
+			}
+		}
+	}
+	return ts
+}
+
+func decade(d float64) string {
+	switch d {
+	case 0:
+		return "1"
+	case -1:
+		return "0.1"
+	case -2:
+		return "0.01"
+	}
+	return fmt.Sprintf("1e%d", int(d))
+}
+
+// intTicks labels the default ticks as plain integers.
+type intTicks struct{}
+
+func (intTicks) Ticks(min, max float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(min, max)
+	for i := range ts {
+		if ts[i].Label != "" {
+			ts[i].Label = strconv.FormatFloat(ts[i].Value, 'f', -1, 64)
+		}
+	}
+	return ts
+}
+
+// exactBelow is the error under which an answer counts as exact: answers
+// are fractions summed in floating point, so an exact answer can differ
+// by rounding (about 1e-17).
+const exactBelow = 1e-12
+
+// errorHistogram plots the distribution of the queries' absolute errors on
+// a log scale; exact answers (error below exactBelow) are counted in the
+// title.
+func errorHistogram(errs []float64) (string, error) {
+	var logs plotter.Values
+	zeros := 0
+	for _, e := range errs {
+		if e >= exactBelow {
+			logs = append(logs, math.Log10(e))
+		} else {
+			zeros++
+		}
+	}
+	title := "Absolute error of each query"
+	if zeros > 0 {
+		title += fmt.Sprintf(" (%d exact, not shown)", zeros)
+	}
+	p := newPlot(title, "absolute error (fraction of rows, log scale)", "queries")
+	if len(logs) > 0 {
+		bins := min(40, max(5, int(math.Sqrt(float64(len(logs))))))
+		h, err := plotter.NewHist(logs, bins)
+		if err != nil {
+			return "", err
+		}
+		h.FillColor = colBlue
+		h.LineStyle.Color = color.White
+		h.LineStyle.Width = vg.Points(0.5)
+		p.Add(h)
+		top := 0.0
+		for _, b := range h.Bins {
+			top = max(top, b.Weight)
+		}
+		p.Y.Max = 1.08 * top
+		p.X.Tick.Marker = logTicks{}
+		p.Y.Tick.Marker = intTicks{}
+	}
+	return svgOf(p, 16*vg.Centimeter, 10*vg.Centimeter)
+}
+
+// worstMarginals plots the total-variation error of the worst marginals,
+// worst at the top.
+func worstMarginals(ms []MarginalError) (string, error) {
+	n := len(ms)
+	p := newPlot(fmt.Sprintf("Worst %d marginals by total-variation distance", n), "TV distance (true vs synthetic table)", "")
+	if n == 0 {
+		return svgOf(p, 30*vg.Centimeter, 4*vg.Centimeter)
+	}
+	vals := make(plotter.Values, n)
+	names := make([]string, n)
+	for i, m := range ms { // ms is sorted worst first; the plot's y grows upwards
+		vals[n-1-i] = m.TV
+		names[n-1-i] = strings.Join(m.Attributes, " × ")
+	}
+	bc, err := plotter.NewBarChart(vals, vg.Points(11))
+	if err != nil {
+		return "", err
+	}
+	bc.Horizontal = true
+	bc.Color = colOrange
+	bc.LineStyle.Width = 0
+	p.Add(bc)
+	p.NominalY(names...)
+	p.X.Min = 0
+	h := vg.Length(2.5+0.6*float64(n)) * vg.Centimeter
+	return svgOf(p, 30*vg.Centimeter, h)
+}
+
+// traceLine plots the solver's objective estimate against the iteration.
+func traceLine(tr []TraceSample) (string, error) {
+	p := newPlot("Solver objective estimate by iteration", "iteration", "objective estimate")
+	if len(tr) == 0 {
+		return "", nil
+	}
+	xys := make(plotter.XYs, len(tr))
+	for i, t := range tr {
+		xys[i] = plotter.XY{X: float64(t.Iteration), Y: t.Objective}
+	}
+	l, err := plotter.NewLine(xys)
+	if err != nil {
+		return "", err
+	}
+	l.Color = colBlue
+	l.Width = vg.Points(1.5)
+	p.Add(l)
+	p.X.Tick.Marker = intTicks{}
+	if len(tr) <= 60 {
+		s, err := plotter.NewScatter(xys)
+		if err != nil {
+			return "", err
+		}
+		s.GlyphStyle.Color = colBlue
+		s.GlyphStyle.Radius = vg.Points(2)
+		p.Add(s)
+	}
+	return svgOf(p, 30*vg.Centimeter, 9*vg.Centimeter)
+}
+
+// maxScatter bounds the points of the answer scatter plot.
+const maxScatter = 5000
+
+// answerScatter plots synthetic against true answers with the diagonal.
+// Beyond maxScatter queries it shows the 1,000 worst and an even sample of
+// the rest; the caption says which.
+func answerScatter(qs []QueryError) (svg, caption string, err error) {
+	caption = fmt.Sprintf("All %d queries.", len(qs))
+	shown := qs
+	if len(qs) > maxScatter {
+		order := make([]int, len(qs))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(qs[b].AbsError, qs[a].AbsError) })
+		const worst = 1000
+		shown = make([]QueryError, 0, maxScatter)
+		for _, i := range order[:worst] {
+			shown = append(shown, qs[i])
+		}
+		rest := order[worst:]
+		k := maxScatter - worst
+		for i := range k {
+			shown = append(shown, qs[rest[i*len(rest)/k]])
+		}
+		caption = fmt.Sprintf("%d of %d queries: the %d with the largest error and an even sample of the rest.", maxScatter, len(qs), worst)
+	}
+	p := newPlot("Synthetic vs true answer of each query", "true answer (fraction)", "synthetic answer (fraction)")
+	xys := make(plotter.XYs, len(shown))
+	hi := 0.0
+	for i, q := range shown {
+		xys[i] = plotter.XY{X: q.True, Y: q.Synthetic}
+		hi = max(hi, q.True, q.Synthetic)
+	}
+	if hi == 0 {
+		hi = 1
+	}
+	diag, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: hi, Y: hi}})
+	if err != nil {
+		return "", "", err
+	}
+	diag.Color = colGrey
+	diag.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+	p.Add(diag)
+	if len(xys) > 0 {
+		s, err := plotter.NewScatter(xys)
+		if err != nil {
+			return "", "", err
+		}
+		s.GlyphStyle.Color = colBlue
+		s.GlyphStyle.Radius = vg.Points(1.3)
+		p.Add(s)
+	}
+	p.X.Min, p.Y.Min = 0, 0
+	svg, err = svgOf(p, 16*vg.Centimeter, 10*vg.Centimeter)
+	return svg, caption, err
+}

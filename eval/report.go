@@ -1,0 +1,323 @@
+package eval
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/dpsynth/synth/query"
+)
+
+// ReportSchema names the report.json format and its version (see the
+// package documentation).
+const ReportSchema = "synth.report/v1"
+
+// InternalStamp marks every report computed against the private data.
+const InternalStamp = "internal: computed on the private data, not differentially private"
+
+// TracePoint is one point of a solver's diagnostics trace.
+type TracePoint struct {
+	Iteration int
+	// Objective is the solver's current estimate of its objective (for
+	// example the max error of the workload on its iterate).
+	Objective float64
+	Elapsed   time.Duration
+}
+
+// Input is what Evaluate scores. Answers are fractions (w·count/n on data,
+// ⟨q, D⟩ on a distribution), one per query of the workload, in query order:
+// the pipeline computes them with Workload.AnswerCounts on counts or with
+// Operator.Answer on a vector over the universe.
+type Input struct {
+	Workload *query.Workload
+	// True holds the answers on the data the release was made from.
+	True []float64
+	// Synthetic holds the answers on the released rows.
+	Synthetic []float64
+	// Distribution, optional, holds the answers on the solver's
+	// distribution D before sampling: its error against True is the
+	// solver's, and its distance to Synthetic is the sampling error.
+	Distribution []float64
+	// Holdout, optional, holds the answers on held-out records that the
+	// release never saw: the synthetic error against them estimates the
+	// error against the data-generating distribution (population error).
+	Holdout []float64
+
+	// Rows (optional, reported when positive): records in the data, rows
+	// released, records held out.
+	DataRows, SyntheticRows, HoldoutRows int64
+
+	// Title and Note head the report; Note says, for example, that the
+	// input is an illustration.
+	Title, Note string
+	// Solver names the solver and setting, e.g. "dpfw (tuned)".
+	Solver string
+	// Trace is the solver's diagnostics trace, in iteration order.
+	Trace []TracePoint
+	// RunTime is the whole run's wall time.
+	RunTime time.Duration
+}
+
+// Report is the internal error report: the content of report.json. See
+// the package documentation for the meaning of each field.
+type Report struct {
+	Schema   string       `json:"schema"`
+	Privacy  string       `json:"privacy"`
+	Title    string       `json:"title"`
+	Note     string       `json:"note,omitempty"`
+	Solver   string       `json:"solver,omitempty"`
+	Workload WorkloadInfo `json:"workload"`
+	Rows     RowsInfo     `json:"rows"`
+	Errors   ErrorSummary `json:"errors"`
+	// Marginals lists each marginal set of the workload, in workload
+	// order.
+	Marginals []MarginalError `json:"marginals"`
+	// Queries lists every query, in workload order.
+	Queries        []QueryError `json:"queries"`
+	Trace          TraceSummary `json:"trace"`
+	RunTimeSeconds float64      `json:"run_time_seconds"`
+}
+
+// WorkloadInfo describes the workload.
+type WorkloadInfo struct {
+	Queries   int          `json:"queries"`
+	Marginals int          `json:"marginals"`
+	Families  []FamilyInfo `json:"families"`
+}
+
+// FamilyInfo is one family of the workload.
+type FamilyInfo struct {
+	Kind        string  `json:"kind"`
+	Description string  `json:"description"`
+	Weight      float64 `json:"weight"`
+	Queries     int     `json:"queries"`
+}
+
+// RowsInfo gives the record counts (0: not given).
+type RowsInfo struct {
+	Data      int64 `json:"data"`
+	Synthetic int64 `json:"synthetic"`
+	Holdout   int64 `json:"holdout"`
+}
+
+// ErrorSummary holds the workload metrics of each comparison. Synthetic is
+// always present; the others only when their answers were given.
+type ErrorSummary struct {
+	// Synthetic: released rows against the data.
+	Synthetic Metrics `json:"synthetic"`
+	// Distribution: D before sampling against the data.
+	Distribution *Metrics `json:"distribution,omitempty"`
+	// Sampling: released rows against D (the error sampling added).
+	Sampling *Metrics `json:"sampling,omitempty"`
+	// Population: released rows against the held-out records.
+	Population *Metrics `json:"population,omitempty"`
+}
+
+// MarginalError is the error of one marginal set. L1 is the L1 distance
+// between the true and synthetic marginal tables as fractions (the sum of
+// the absolute errors of its cells divided by the set's weight), TV the
+// total-variation distance L1/2, Max the largest absolute error of a cell
+// (weighted, as the queries are).
+type MarginalError struct {
+	Attributes []string `json:"attributes"`
+	Offset     int      `json:"offset"`
+	Cells      int      `json:"cells"`
+	Weight     float64  `json:"weight"`
+	L1         float64  `json:"l1"`
+	TV         float64  `json:"tv"`
+	Max        float64  `json:"max"`
+	// SamplingTV is the TV distance between the released rows' and D's
+	// tables; PopulationTV between the released rows' and the holdout's.
+	SamplingTV   *float64 `json:"sampling_tv,omitempty"`
+	PopulationTV *float64 `json:"population_tv,omitempty"`
+}
+
+// QueryError is one query's answers and error.
+type QueryError struct {
+	Label        string   `json:"label"`
+	True         float64  `json:"true"`
+	Synthetic    float64  `json:"synthetic"`
+	AbsError     float64  `json:"abs_error"`
+	Distribution *float64 `json:"distribution,omitempty"`
+	Holdout      *float64 `json:"holdout,omitempty"`
+}
+
+// TraceSummary summarises the solver trace: the number of points, the
+// last iteration, the first, last and best (lowest) objective, the elapsed
+// time at the last point, and up to MaxTraceSamples points evenly spread
+// (the first and last included).
+type TraceSummary struct {
+	Points         int           `json:"points"`
+	Iterations     int           `json:"iterations"`
+	FirstObjective float64       `json:"first_objective"`
+	LastObjective  float64       `json:"last_objective"`
+	BestObjective  float64       `json:"best_objective"`
+	ElapsedSeconds float64       `json:"elapsed_seconds"`
+	Samples        []TraceSample `json:"samples"`
+}
+
+// TraceSample is one point of the trace in the report.
+type TraceSample struct {
+	Iteration      int     `json:"iteration"`
+	Objective      float64 `json:"objective"`
+	ElapsedSeconds float64 `json:"elapsed_seconds"`
+}
+
+// MaxTraceSamples bounds the trace points kept in a report.
+const MaxTraceSamples = 200
+
+func checkAnswers(name string, a []float64, m int, required bool) error {
+	if a == nil && !required {
+		return nil
+	}
+	if len(a) != m {
+		return fmt.Errorf("eval: %d %s answers for a workload of %d queries", len(a), name, m)
+	}
+	for j, x := range a {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return fmt.Errorf("eval: %s answer %d is %v", name, j, x)
+		}
+	}
+	return nil
+}
+
+// Evaluate scores the synthetic answers against the true ones (and the
+// optional distribution and holdout answers) and returns the report.
+//
+// Privacy: the report is computed on the private data and is NOT
+// differentially private; it is stamped InternalStamp. Publish only a
+// PublicReport.
+func Evaluate(in *Input) (*Report, error) {
+	w := in.Workload
+	if w == nil {
+		return nil, fmt.Errorf("eval: no workload")
+	}
+	m := w.M()
+	for _, c := range []struct {
+		name string
+		a    []float64
+		req  bool
+	}{{"true", in.True, true}, {"synthetic", in.Synthetic, true}, {"distribution", in.Distribution, false}, {"holdout", in.Holdout, false}} {
+		if err := checkAnswers(c.name, c.a, m, c.req); err != nil {
+			return nil, err
+		}
+	}
+	r := &Report{
+		Schema:         ReportSchema,
+		Privacy:        InternalStamp,
+		Title:          in.Title,
+		Note:           in.Note,
+		Solver:         in.Solver,
+		Workload:       workloadInfo(w),
+		Rows:           RowsInfo{Data: in.DataRows, Synthetic: in.SyntheticRows, Holdout: in.HoldoutRows},
+		RunTimeSeconds: in.RunTime.Seconds(),
+		Trace:          summarizeTrace(in.Trace),
+	}
+	if r.Title == "" {
+		r.Title = "Workload error report"
+	}
+	errs := AbsErrors(in.True, in.Synthetic, make([]float64, m))
+	r.Errors.Synthetic = Summarize(errs)
+	tmp := make([]float64, m)
+	if in.Distribution != nil {
+		d := Summarize(AbsErrors(in.True, in.Distribution, tmp))
+		s := Summarize(AbsErrors(in.Distribution, in.Synthetic, tmp))
+		r.Errors.Distribution, r.Errors.Sampling = &d, &s
+	}
+	if in.Holdout != nil {
+		p := Summarize(AbsErrors(in.Holdout, in.Synthetic, tmp))
+		r.Errors.Population = &p
+	}
+	// The report keeps its own copies: pointers into the caller's slices
+	// would change with them.
+	dist, hold := slices.Clone(in.Distribution), slices.Clone(in.Holdout)
+	r.Queries = make([]QueryError, m)
+	for j := range m {
+		q := QueryError{Label: w.Label(j), True: in.True[j], Synthetic: in.Synthetic[j], AbsError: errs[j]}
+		if dist != nil {
+			q.Distribution = &dist[j]
+		}
+		if hold != nil {
+			q.Holdout = &hold[j]
+		}
+		r.Queries[j] = q
+	}
+	r.Marginals = make([]MarginalError, len(w.Marginals()))
+	for i, s := range w.Marginals() {
+		me := MarginalError{Attributes: w.SetNames(s), Offset: s.Offset, Cells: s.Cells, Weight: s.Weight}
+		me.L1 = l1(in.True, in.Synthetic, s) / s.Weight
+		me.TV = me.L1 / 2
+		for _, e := range errs[s.Offset : s.Offset+s.Cells] {
+			me.Max = max(me.Max, e)
+		}
+		if in.Distribution != nil {
+			tv := l1(in.Distribution, in.Synthetic, s) / s.Weight / 2
+			me.SamplingTV = &tv
+		}
+		if in.Holdout != nil {
+			tv := l1(in.Holdout, in.Synthetic, s) / s.Weight / 2
+			me.PopulationTV = &tv
+		}
+		r.Marginals[i] = me
+	}
+	return r, nil
+}
+
+func l1(a, b []float64, s query.Marginal) float64 {
+	var sum float64
+	for j := s.Offset; j < s.Offset+s.Cells; j++ {
+		sum += math.Abs(a[j] - b[j])
+	}
+	return sum
+}
+
+func workloadInfo(w *query.Workload) WorkloadInfo {
+	info := WorkloadInfo{Queries: w.M(), Marginals: len(w.Marginals()), Families: []FamilyInfo{}}
+	for _, f := range w.Families() {
+		info.Families = append(info.Families, FamilyInfo{Kind: f.Kind.String(), Description: f.Description, Weight: f.Weight, Queries: f.Len})
+	}
+	return info
+}
+
+func summarizeTrace(tr []TracePoint) TraceSummary {
+	s := TraceSummary{Points: len(tr), Samples: []TraceSample{}}
+	if len(tr) == 0 {
+		return s
+	}
+	last := tr[len(tr)-1]
+	s.Iterations = last.Iteration
+	s.FirstObjective, s.LastObjective = tr[0].Objective, last.Objective
+	s.BestObjective = tr[0].Objective
+	for _, p := range tr {
+		s.BestObjective = min(s.BestObjective, p.Objective)
+	}
+	s.ElapsedSeconds = last.Elapsed.Seconds()
+	n := min(len(tr), MaxTraceSamples)
+	for i := range n {
+		k := i
+		if n < len(tr) && n > 1 {
+			k = i * (len(tr) - 1) / (n - 1)
+		}
+		p := tr[k]
+		s.Samples = append(s.Samples, TraceSample{Iteration: p.Iteration, Objective: p.Objective, ElapsedSeconds: p.Elapsed.Seconds()})
+	}
+	return s
+}
+
+// JSON returns the report's stable JSON form: fields in struct order,
+// indented, with a final newline; floats in Go's shortest round-trip form.
+func (r *Report) JSON() ([]byte, error) { return marshal(r) }
+
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}

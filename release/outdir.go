@@ -1,0 +1,359 @@
+package release
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// The files of a release, in the order Commit moves them into place:
+// manifest.json always comes last, so its presence marks a complete release.
+const (
+	SyntheticFile  = "synthetic.parquet"
+	ReportJSONFile = "report.json"
+	ReportHTMLFile = "report.html"
+	ManifestFile   = "manifest.json"
+)
+
+// Outputs lists the release's files in commit order.
+var Outputs = []string{SyntheticFile, ReportJSONFile, ReportHTMLFile, ManifestFile}
+
+// CreateError means an output cannot be created: the output folder cannot be
+// made, is not a folder, is not writable, or already holds a release and
+// replacing it was not asked for. The CLI maps it to exit code 73.
+type CreateError struct {
+	Path string
+	Err  error
+}
+
+func (e *CreateError) Error() string {
+	return fmt.Sprintf("cannot create output %s: %v", e.Path, e.Err)
+}
+func (e *CreateError) Unwrap() error { return e.Err }
+
+// WriteError is an I/O error while writing, syncing or moving an output into
+// place. The CLI maps it to exit code 74.
+type WriteError struct {
+	Path string
+	Op   string // "write", "sync", "close", "rename", "remove"
+	Err  error
+}
+
+func (e *WriteError) Error() string {
+	return fmt.Sprintf("%s %s: %v", e.Op, e.Path, e.Err)
+}
+func (e *WriteError) Unwrap() error { return e.Err }
+
+// OutDirSettings configures CreateOutDir. The zero value refuses a folder
+// that already holds any of the release's files.
+type OutDirSettings struct {
+	// Force replaces a release already in the folder (the --force flag).
+	// Its manifest.json is removed first, then its other files that this
+	// run does not write, then the new files are moved in, manifest last.
+	// If the commit then fails, the folder holds no release at all: the
+	// previous one is withdrawn, not restored.
+	Force bool
+}
+
+// OutDir is one transaction on an output folder. Each output is written to
+// a temporary file in the folder itself (so on the same file system),
+// flushed and fsynced; Commit renames the files into place, the manifest
+// last, and fsyncs the folder. On any error, on context cancellation and
+// on Abort, every temporary file is removed and no file that the run would
+// have created is left behind.
+//
+// Files already in the folder: a folder that holds any of the release's
+// file names (Outputs) is refused with a *CreateError wrapping
+// fs.ErrExist, unless Force is set (see OutDirSettings). Other files in the
+// folder are never touched.
+//
+// Temporary files are named ".NAME.tmp-RANDOM". A process killed with
+// SIGKILL cannot remove them; they never carry a final name, so a killed run
+// leaves no synthetic.parquet or manifest.json behind (a kill during the
+// few renames of Commit can leave some outputs without manifest.json,
+// which marks the release as incomplete).
+//
+// Usage:
+//
+//	od, err := CreateOutDir(ctx, dir, nil) // before reading any data
+//	defer od.Abort()                        // no-op after Commit
+//	err = od.Write(ctx, SyntheticFile, 0o644, writeParquet)
+//	…
+//	err = od.Commit(ctx)
+//
+// An OutDir is not safe for concurrent use.
+type OutDir struct {
+	dir     string
+	set     OutDirSettings
+	made    bool     // the folder was created by this run
+	pending []pend   // written, not yet committed, in write order
+	moved   []string // finals renamed into place by a failed commit
+	done    bool     // committed or aborted
+}
+
+type pend struct {
+	name string // final name
+	tmp  string // path of the temporary file
+}
+
+// CreateOutDir opens dir (creating it and its parents if needed) as the
+// output folder of a release, checks that it is a folder, that it does not
+// already hold a release (unless s.Force) and that a file can be created
+// in it. Call it before reading any data, so that a bad output folder
+// fails fast. Errors are *CreateError.
+func CreateOutDir(ctx context.Context, dir string, s *OutDirSettings) (*OutDir, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	od := &OutDir{dir: dir}
+	if s != nil {
+		od.set = *s
+	}
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, &CreateError{Path: dir, Err: err}
+		}
+		od.made = true
+	case err != nil:
+		return nil, &CreateError{Path: dir, Err: err}
+	case !fi.IsDir():
+		return nil, &CreateError{Path: dir, Err: errors.New("not a directory")}
+	}
+	if !od.set.Force {
+		for _, name := range Outputs {
+			if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+				od.removeMadeDir()
+				return nil, &CreateError{Path: filepath.Join(dir, name),
+					Err: fmt.Errorf("%w: the folder already holds a release; choose another folder or replace it with --force", fs.ErrExist)}
+			}
+		}
+	}
+	// Probe: can a file be created here?
+	f, err := os.CreateTemp(dir, ".synth-probe-*")
+	if err != nil {
+		od.removeMadeDir()
+		return nil, &CreateError{Path: dir, Err: unwrapPath(err)}
+	}
+	name := f.Name()
+	f.Close()
+	if err := os.Remove(name); err != nil {
+		return nil, &CreateError{Path: dir, Err: unwrapPath(err)}
+	}
+	return od, nil
+}
+
+// unwrapPath drops the temporary file name from an error about the folder.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// Dir returns the output folder.
+func (od *OutDir) Dir() string { return od.dir }
+
+// ctxWriter fails writes once ctx is done and records the first I/O error
+// of the underlying file.
+type ctxWriter struct {
+	ctx   context.Context
+	w     io.Writer
+	ioErr error
+}
+
+func (c *ctxWriter) Write(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	n, err := c.w.Write(p)
+	if err != nil && c.ioErr == nil {
+		c.ioErr = err
+	}
+	return n, err
+}
+
+// Write creates the output name (a plain file name, no folder) with
+// permission bits mode: fn writes its content to the given writer, which
+// is buffered and fails once ctx is done. The content lands in a temporary
+// file, flushed and fsynced; it gets its final name at Commit. Writing a
+// name twice replaces the first content.
+//
+// On any error the whole transaction is aborted (see Abort). The error is
+// ctx.Err() after cancellation, a *CreateError if the file cannot be
+// created, a *WriteError for an I/O error, and fn's own error otherwise.
+func (od *OutDir) Write(ctx context.Context, name string, mode fs.FileMode, fn func(w io.Writer) error) (err error) {
+	if od.done {
+		panic("release: OutDir.Write after Commit or Abort")
+	}
+	if name == "" || name != filepath.Base(name) || name[0] == '.' {
+		panic(fmt.Sprintf("release: output name %q must be a plain file name", name))
+	}
+	defer func() {
+		if err != nil {
+			od.Abort()
+		}
+	}()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	final := filepath.Join(od.dir, name)
+	f, err := os.CreateTemp(od.dir, "."+name+".tmp-*")
+	if err != nil {
+		return &CreateError{Path: final, Err: unwrapPath(err)}
+	}
+	od.pending = append(od.pending, pend{name: name, tmp: f.Name()})
+	cw := &ctxWriter{ctx: ctx, w: f}
+	bw := bufio.NewWriterSize(cw, 1<<20)
+	ferr := fn(bw)
+	if ferr == nil {
+		ferr = bw.Flush()
+	}
+	if ferr != nil {
+		f.Close()
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case cw.ioErr != nil:
+			return &WriteError{Path: final, Op: "write", Err: unwrapPath(cw.ioErr)}
+		}
+		return ferr
+	}
+	if err := f.Chmod(mode); err != nil {
+		f.Close()
+		return &WriteError{Path: final, Op: "chmod", Err: unwrapPath(err)}
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return &WriteError{Path: final, Op: "sync", Err: unwrapPath(err)}
+	}
+	if err := f.Close(); err != nil {
+		return &WriteError{Path: final, Op: "close", Err: unwrapPath(err)}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// A second write of the same name replaces the first.
+	for i, p := range od.pending[:len(od.pending)-1] {
+		if p.name == name {
+			os.Remove(p.tmp)
+			od.pending = slices.Delete(od.pending, i, i+1)
+			break
+		}
+	}
+	return nil
+}
+
+// commitOrder returns the pending files in commit order: as written, with
+// manifest.json last.
+func (od *OutDir) commitOrder() []pend {
+	out := make([]pend, 0, len(od.pending))
+	var manifest []pend
+	for _, p := range od.pending {
+		if p.name == ManifestFile {
+			manifest = append(manifest, p)
+		} else {
+			out = append(out, p)
+		}
+	}
+	return append(out, manifest...)
+}
+
+// Commit moves the written files into place, in write order with
+// manifest.json last, then fsyncs the folder. With Force it first withdraws
+// the release already in the folder (see OutDirSettings). On error or
+// cancellation everything this run wrote is removed (Abort).
+func (od *OutDir) Commit(ctx context.Context) (err error) {
+	if od.done {
+		panic("release: OutDir.Commit after Commit or Abort")
+	}
+	defer func() {
+		if err != nil {
+			od.Abort()
+		}
+	}()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if od.set.Force {
+		// Withdraw the previous release: its manifest first, then its other
+		// files that this run does not replace.
+		order := append([]string{ManifestFile}, Outputs[:len(Outputs)-1]...)
+		for _, name := range order {
+			writes := slices.ContainsFunc(od.pending, func(p pend) bool { return p.name == name })
+			if name != ManifestFile && writes {
+				continue
+			}
+			path := filepath.Join(od.dir, name)
+			if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return &WriteError{Path: path, Op: "remove", Err: unwrapPath(err)}
+			}
+		}
+	}
+	for _, p := range od.commitOrder() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		final := filepath.Join(od.dir, p.name)
+		if !od.set.Force {
+			// Refuse to clobber a file that appeared since CreateOutDir.
+			if _, err := os.Lstat(final); err == nil {
+				return &CreateError{Path: final, Err: fmt.Errorf("%w: created by someone else during the run", fs.ErrExist)}
+			}
+		}
+		if err := os.Rename(p.tmp, final); err != nil {
+			return &WriteError{Path: final, Op: "rename", Err: unwrapPath(err)}
+		}
+		od.moved = append(od.moved, final)
+	}
+	if err := syncDir(od.dir); err != nil {
+		return &WriteError{Path: od.dir, Op: "sync", Err: unwrapPath(err)}
+	}
+	od.pending, od.moved, od.done = nil, nil, true
+	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	if err := d.Sync(); err != nil {
+		d.Close()
+		return err
+	}
+	return d.Close()
+}
+
+// Abort removes every temporary file and every output already moved into
+// place by a failed Commit, and the folder itself if this run created it
+// and it is empty. It is a no-op after a successful Commit and may be
+// called more than once (defer it).
+func (od *OutDir) Abort() {
+	if od.done {
+		return
+	}
+	od.done = true
+	for _, p := range od.pending {
+		os.Remove(p.tmp)
+	}
+	for _, path := range od.moved {
+		os.Remove(path)
+	}
+	od.pending, od.moved = nil, nil
+	od.removeMadeDir()
+}
+
+func (od *OutDir) removeMadeDir() {
+	if od.made {
+		os.Remove(od.dir) // fails, harmlessly, unless empty
+	}
+}
