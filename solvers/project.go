@@ -55,7 +55,9 @@ type Project struct {
 	// fit to convergence (the Paper setting always does).
 	Converge bool
 
-	fitTrace func(int, float64, []float64) // experiments: called after each step
+	fitTrace    func(int, float64, []float64) // experiments: called after each step
+	shareExp    float64                       // experiments: ρ share ∝ cells^shareExp
+	orderWeight map[int]float64               // experiments: ρ share multiplier per order
 }
 
 func init() {
@@ -127,6 +129,12 @@ func (s *Project) Plan(sh *Shape) (*Plan, error) {
 		share := make([]float64, len(groups))
 		for i, g := range groups {
 			share[i] = g.sens2
+			if g.attrs != nil {
+				share[i] *= math.Pow(float64(cellsOf(w.Domain(), g.attrs)), s.shareExp)
+				if ow, ok := s.orderWeight[len(g.attrs)]; ok {
+					share[i] *= ow
+				}
+			}
 		}
 		plan.Charges = calibrate(groups, share, rho, w, s.Name())
 	}
