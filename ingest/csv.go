@@ -4,10 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	stdcsv "encoding/csv"
+	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/csv"
@@ -15,22 +16,34 @@ import (
 	"github.com/dpsynth/synth/universe"
 )
 
+// chunkBytes is the size of the CSV chunks handed to the workers.
+const chunkBytes = 1 << 20
+
+var chunkPool = sync.Pool{New: func() any { b := make([]byte, 0, chunkBytes); return &b }}
+
 // ReadCSV counts a CSV table read from r; name is the file name used in
 // errors and Stats. The first record is the header. Every field is read as
 // text and encoded with universe.Attribute.EncodeString; the declared null
 // token is the only missing value.
+//
+// The input is cut into chunks of whole records (a newline outside quotes
+// ends a record) that the workers parse in parallel, each with Arrow's CSV
+// reader, so that parsing uses every core.
 func ReadCSV(ctx context.Context, r io.Reader, name string, dom *universe.Domain, opts Options) (*universe.Counts, *Stats, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
-	raw, err := headerRecord(br)
+	header, err := headerRecord(br)
 	if err != nil {
 		return nil, nil, &ReadError{File: name, Err: err}
 	}
-	if len(raw) == 0 {
+	if len(header) == 0 {
 		return nil, nil, &DataError{File: name, Err: ErrEmpty}
 	}
-	names, err := stdcsv.NewReader(bytes.NewReader(raw)).Read()
+	names, err := stdcsv.NewReader(bytes.NewReader(header)).Read()
 	if err != nil {
 		return nil, nil, &DataError{File: name, Err: fmt.Errorf("%w: header: %v", ErrMalformed, err)}
+	}
+	if header[len(header)-1] != '\n' {
+		header = append(header, '\n')
 	}
 	b, err := bind(name, names, dom, opts.CountColumn)
 	if err != nil {
@@ -42,29 +55,104 @@ func ReadCSV(ctx context.Context, r io.Reader, name string, dom *universe.Domain
 	for i, n := range names {
 		fields[i] = arrow.Field{Name: n, Type: arrow.BinaryTypes.String}
 	}
-	// The Arrow reader reads the header again: its encoding/csv reader then
-	// holds every later record to the header's number of fields.
-	rr := csv.NewReader(io.MultiReader(bytes.NewReader(raw), br), arrow.NewSchema(fields, nil),
-		csv.WithHeader(true), csv.WithChunk(opts.batchRows()))
-	defer rr.Release()
-	src := &source{file: name, format: CSV, rr: rr, b: b, readErr: func(err error, row int64) error {
-		var pe *stdcsv.ParseError
-		switch {
-		case errors.As(err, &pe) && errors.Is(pe.Err, stdcsv.ErrFieldCount):
-			return &DataError{File: name, Row: row, Err: fmt.Errorf("%w: the header has %d (line %d)", ErrFieldCount, len(names), pe.Line)}
-		case errors.As(err, &pe):
-			return &DataError{File: name, Row: row, Err: fmt.Errorf("%w: line %d, byte %d: %v", ErrMalformed, pe.Line, pe.Column, pe.Err)}
-		case errors.Is(err, csv.ErrMismatchFields):
-			return &DataError{File: name, Row: row, Err: fmt.Errorf("%w: the header has %d", ErrFieldCount, len(names))}
-		}
-		return &ReadError{File: name, Err: err}
-	}}
-	c, st, err := count(ctx, src, dom, &opts)
+	sc := arrow.NewSchema(fields, nil)
+	cols, err := plan(name, sc, b)
+	if err != nil {
+		return nil, nil, err
+	}
+	src := &source{file: name, format: CSV, b: b, schema: sc, cols: cols, header: header,
+		readErr: func(err error, row int64) error {
+			var pe *stdcsv.ParseError
+			switch {
+			case errors.As(err, &pe) && errors.Is(pe.Err, stdcsv.ErrFieldCount):
+				return &DataError{File: name, Row: row, Err: fmt.Errorf("%w: the header has %d", ErrFieldCount, len(names))}
+			case errors.As(err, &pe):
+				return &DataError{File: name, Row: row, Err: fmt.Errorf("%w: %v", ErrMalformed, pe.Err)}
+			case errors.Is(err, csv.ErrMismatchFields):
+				return &DataError{File: name, Row: row, Err: fmt.Errorf("%w: the header has %d", ErrFieldCount, len(names))}
+			}
+			return &ReadError{File: name, Err: err}
+		}}
+	c, st, err := count(ctx, src, dom, &opts, feedCSV(br, name))
 	var de *DataError
 	if errors.As(err, &de) && errors.Is(de.Err, ErrNoRows) {
 		return nil, nil, &DataError{File: name, Err: fmt.Errorf("%w: the file has a header but no data rows", ErrNoRows)}
 	}
 	return c, st, err
+}
+
+// feedCSV cuts the input into chunks of whole records.
+func feedCSV(r io.Reader, name string) feeder {
+	return func(emit func(job) bool) error {
+		var tail []byte // the start of an incomplete record
+		for {
+			bp := chunkPool.Get().(*[]byte)
+			buf := append((*bp)[:0], tail...)
+			var err error
+			for {
+				// Fill the buffer; grow it when one record does not fit.
+				for len(buf) < cap(buf) && err == nil {
+					var n int
+					n, err = r.Read(buf[len(buf):cap(buf)])
+					buf = buf[:len(buf)+n]
+				}
+				if err != nil || lastRecordEnd(buf) > 0 {
+					break
+				}
+				buf = slices_grow(buf)
+			}
+			if err != nil && err != io.EOF {
+				chunkPool.Put(bp)
+				return &ReadError{File: name, Err: err}
+			}
+			cut := len(buf)
+			if err == nil {
+				cut = lastRecordEnd(buf)
+			}
+			tail = append(tail[:0], buf[cut:]...)
+			*bp = buf[:cut]
+			if cut > 0 && !emit(job{chunk: bp}) {
+				return nil
+			}
+			if cut == 0 {
+				chunkPool.Put(bp)
+			}
+			if err == io.EOF {
+				return nil
+			}
+		}
+	}
+}
+
+func slices_grow(b []byte) []byte {
+	nb := make([]byte, len(b), 2*cap(b))
+	copy(nb, b)
+	return nb
+}
+
+// lastRecordEnd returns the length of the longest prefix of b made of
+// whole records: the position after the last newline outside quotes (a
+// doubled quote inside a quoted field toggles twice, so counting quotes
+// is enough). It returns 0 when b holds no complete record.
+func lastRecordEnd(b []byte) int {
+	end, pos, quoted := 0, 0, false
+	for {
+		q := bytes.IndexByte(b[pos:], '"')
+		seg := b[pos:]
+		if q >= 0 {
+			seg = seg[:q]
+		}
+		if !quoted {
+			if i := bytes.LastIndexByte(seg, '\n'); i >= 0 {
+				end = pos + i + 1
+			}
+		}
+		if q < 0 {
+			return end
+		}
+		quoted = !quoted
+		pos += q + 1
+	}
 }
 
 // headerRecord reads the bytes of the header record: the first non-blank

@@ -54,13 +54,18 @@ func ReadParquet(ctx context.Context, r ReaderAtSeeker, name string, dom *univer
 	if pf.NumRows() == 0 {
 		return nil, nil, &DataError{File: name, Err: fmt.Errorf("%w: the file has a schema but no rows", ErrNoRows)}
 	}
+	cols, err := plan(name, sc, b)
+	if err != nil {
+		return nil, nil, err
+	}
 	rr, err := fr.GetRecordReader(ctx, nil, nil)
 	if err != nil {
 		return nil, nil, parquetErr(name, 0, err)
 	}
 	defer rr.Release()
-	src := &source{file: name, format: Parquet, rr: rr, b: b, readErr: func(err error, row int64) error { return parquetErr(name, row, err) }}
-	return count(ctx, src, dom, &opts)
+	readErr := func(err error, row int64) error { return parquetErr(name, row, err) }
+	src := &source{file: name, format: Parquet, b: b, schema: sc, cols: cols, readErr: readErr}
+	return count(ctx, src, dom, &opts, feedRecords(rr, readErr))
 }
 
 // parquetErr classifies a failure of the Parquet reader: errors of the

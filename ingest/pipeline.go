@@ -1,57 +1,133 @@
 package ingest
 
 import (
+	"bytes"
+	"cmp"
 	"context"
-	"errors"
 	"fmt"
-	"math"
+	"io"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/csv"
 
 	"github.com/dpsynth/synth/universe"
 )
 
-// source is a stream of record batches plus what the pipeline needs to
-// report on it.
+// The pipeline. The calling goroutine feeds jobs, in input order, to
+// Options.Workers workers. A job is either a record batch (Parquet, Arrow)
+// or a chunk of whole CSV records that the worker parses with an Arrow CSV
+// reader of its own, so that parsing, the costliest step, uses every core.
+// Each worker encodes and counts into a universe.Counts of its own; they
+// are merged at the end in cell order, so the result does not depend on
+// scheduling.
+//
+// A job's row numbers are relative to the job: the rows before it are only
+// known once every earlier job is done (a CSV chunk's row count is known
+// after parsing). Errors are therefore kept as (job, row in job, column),
+// the first in input order wins, and the absolute row is resolved at the
+// end. Jobs after a known error are skipped; jobs before it always run, so
+// that the first error of the file is the one reported.
+
+// source is what the workers need to know about the input.
 type source struct {
 	file   string
 	format Format
-	rr     array.RecordReader
 	b      *binding
-	// readErr converts a failure of rr into a *DataError or a *ReadError;
-	// row is the 1-based data row the reader was reading.
+	schema *arrow.Schema // of the record batches
+	cols   []column
+
+	// CSV only: the header record, put in front of every chunk so that
+	// the chunk's reader holds each record to the header's field count.
+	header []byte
+	// readErr converts a failure of a reader into a *DataError (with Row
+	// relative to the job) or a *ReadError; row is the 1-based row in the
+	// job the reader was reading.
 	readErr func(err error, row int64) error
 }
 
-// job is one record batch and the number of rows before it.
+// job is a unit of work: a record batch or a chunk of CSV records.
 type job struct {
+	seq   int
 	rec   arrow.RecordBatch
-	start int64
+	chunk *[]byte // whole CSV records; returned to the pool when parsed
 }
 
-// firstErr keeps the error of the earliest row (and leftmost column).
-type firstErr struct {
-	mu  sync.Mutex
-	row atomic.Int64 // math.MaxInt64 while there is no error
-	col int
+// pending is an error found in a job.
+type pending struct {
+	seq int
+	row int64 // 1-based row in the job; 0 when not about a row
+	col int   // field, or -1 for a whole row
 	err error
 }
 
-func (f *firstErr) set(row int64, col int, err error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	cur := f.row.Load()
-	if f.err == nil || row < cur || row == cur && col < f.col {
-		f.err, f.col = err, col
-		f.row.Store(row)
+func (p *pending) before(q *pending) bool {
+	if p.seq != q.seq {
+		return p.seq < q.seq
+	}
+	if p.row != q.row {
+		return p.row < q.row
+	}
+	return p.col < q.col
+}
+
+// tracker records the rows of each job and the first error.
+type tracker struct {
+	mu    sync.Mutex
+	rows  []int64 // rows of job seq, -1 until done
+	first *pending
+}
+
+func (t *tracker) add(seq int) {
+	t.mu.Lock()
+	for len(t.rows) <= seq {
+		t.rows = append(t.rows, -1)
+	}
+	t.mu.Unlock()
+}
+
+func (t *tracker) done(seq int, rows int64, p *pending) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.rows[seq] = rows
+	if p != nil && (t.first == nil || p.before(t.first)) {
+		t.first = p
 	}
 }
+
+// failedBefore reports whether an error is known in a job before seq.
+func (t *tracker) failedBefore(seq int) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.first != nil && t.first.seq < seq
+}
+
+func (t *tracker) failed() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.first != nil
+}
+
+// resolve returns the first error with its absolute row.
+func (t *tracker) resolve() error {
+	p := t.first
+	if de, ok := p.err.(*DataError); ok && p.row > 0 {
+		var before int64
+		for _, r := range t.rows[:p.seq] {
+			before += r
+		}
+		de.Row = before + p.row
+	}
+	return p.err
+}
+
+// feeder produces the jobs of an input in order. It calls emit for each
+// and stops when emit returns false. A failure of the input is returned
+// as a *DataError (about the row after the last emitted one) or a
+// *ReadError.
+type feeder func(emit func(job) bool) error
 
 // column is one input column the workers encode, in input order.
 type column struct {
@@ -59,65 +135,58 @@ type column struct {
 	attr  int // attribute index, or -1 for the count column
 }
 
-// count runs the pipeline: the calling goroutine pulls record batches from
-// the source and hands them to workers, each of which encodes whole batches
-// into counts of its own; the counts are merged at the end.
-func count(ctx context.Context, src *source, dom *universe.Domain, opts *Options) (*universe.Counts, *Stats, error) {
-	cols, err := plan(src, dom)
-	if err != nil {
-		return nil, nil, err
-	}
-	inner, cancel := context.WithCancel(ctx)
-	defer cancel()
+// count runs the pipeline over the jobs of feed.
+func count(ctx context.Context, src *source, dom *universe.Domain, opts *Options, feed feeder) (*universe.Counts, *Stats, error) {
 	nw := opts.workers()
 	jobs := make(chan job, nw)
-	var fe firstErr
-	fe.row.Store(math.MaxInt64)
+	var tr tracker
 	ws := make([]*worker, nw)
 	var wg sync.WaitGroup
 	for i := range ws {
-		ws[i] = newWorker(src, dom, cols, opts)
-		wg.Go(func() { ws[i].loop(inner, jobs, &fe) })
+		ws[i] = newWorker(src, dom, opts)
+		wg.Go(func() { ws[i].loop(ctx, jobs, &tr) })
 	}
 
-	var rows int64
-	stopped := false
-	for !stopped && src.rr.Next() {
-		rec := src.rr.RecordBatch()
-		n := rec.NumRows()
-		if n == 0 {
-			continue
+	seq := 0
+	emit := func(j job) bool {
+		if ctx.Err() != nil || tr.failed() {
+			j.release()
+			return false
 		}
-		rec.Retain()
+		j.seq = seq
+		tr.add(seq)
 		select {
-		case jobs <- job{rec: rec, start: rows}:
-			rows += n
-			// Every row of the batches handed out so far is before any
-			// error the workers may have found: stop reading.
-			stopped = fe.row.Load() != math.MaxInt64
-		case <-inner.Done():
-			rec.Release()
-			stopped = true
+		case jobs <- j:
+			seq++
+			return true
+		case <-ctx.Done():
+			j.release()
+			return false
 		}
 	}
+	ferr := feed(emit)
 	close(jobs)
 	wg.Wait()
 
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	if fe.err != nil {
-		return nil, nil, fe.err
+	if ferr != nil {
+		tr.add(seq)
+		tr.done(seq, 0, &pending{seq: seq, row: 1, col: -1, err: ferr})
 	}
-	if err := src.rr.Err(); err != nil {
-		return nil, nil, src.readErr(err, rows+1)
-	}
-	if rows == 0 {
-		return nil, nil, &DataError{File: src.file, Err: fmt.Errorf("%w: the input has columns but no rows", ErrNoRows)}
+	if tr.first != nil {
+		return nil, nil, tr.resolve()
 	}
 
+	st := &Stats{File: src.file, Format: src.format, Repairs: make([]Repairs, dom.Len())}
+	for _, r := range tr.rows {
+		st.Rows += r
+	}
+	if st.Rows == 0 {
+		return nil, nil, &DataError{File: src.file, Err: fmt.Errorf("%w: the input has columns but no rows", ErrNoRows)}
+	}
 	parts := make([]*universe.Counts, nw)
-	st := &Stats{File: src.file, Format: src.format, Rows: rows, Repairs: make([]Repairs, dom.Len())}
 	for i, w := range ws {
 		parts[i] = w.counts
 		for a := range st.Repairs {
@@ -136,26 +205,54 @@ func count(ctx context.Context, src *source, dom *universe.Domain, opts *Options
 	return c, st, nil
 }
 
-// plan checks the column types and returns the columns to encode in input
-// order.
-func plan(src *source, dom *universe.Domain) ([]column, error) {
-	sc := src.rr.Schema()
-	byField := make(map[int]int, dom.Len()+1)
-	for a, f := range src.b.attrCol {
-		byField[f] = a
+func (j *job) release() {
+	if j.rec != nil {
+		j.rec.Release()
 	}
-	if src.b.countCol >= 0 {
-		byField[src.b.countCol] = -1
+	if j.chunk != nil {
+		chunkPool.Put(j.chunk)
 	}
-	cols := make([]column, 0, len(byField))
+}
+
+// feedRecords feeds the batches of an Arrow record reader.
+func feedRecords(rr array.RecordReader, readErr func(error, int64) error) feeder {
+	return func(emit func(job) bool) error {
+		for rr.Next() {
+			rec := rr.RecordBatch()
+			if rec.NumRows() == 0 {
+				continue
+			}
+			rec.Retain()
+			if !emit(job{rec: rec}) {
+				return nil
+			}
+		}
+		if err := rr.Err(); err != nil {
+			return readErr(err, 1)
+		}
+		return nil
+	}
+}
+
+// plan checks the column types of the schema and lists the columns to
+// encode in input order.
+func plan(file string, sc *arrow.Schema, b *binding) ([]column, error) {
+	attrOf := make(map[int]int, len(b.attrCol)+1)
+	for a, f := range b.attrCol {
+		attrOf[f] = a
+	}
+	if b.countCol >= 0 {
+		attrOf[b.countCol] = -1
+	}
+	cols := make([]column, 0, len(attrOf))
 	for f := range sc.NumFields() {
-		a, ok := byField[f]
+		a, ok := attrOf[f]
 		if !ok {
-			continue // not bound: only possible for readers that drop no column
+			continue
 		}
 		field := sc.Field(f)
 		if !supported(field.Type) {
-			return nil, &DataError{File: src.file, Column: field.Name, Err: fmt.Errorf("%w %s (want strings, integers, floats or a dictionary of them)", ErrColumnType, field.Type)}
+			return nil, &DataError{File: file, Column: field.Name, Err: fmt.Errorf("%w %s (want strings, integers, floats or a dictionary of them)", ErrColumnType, field.Type)}
 		}
 		cols = append(cols, column{field: f, attr: a})
 	}
@@ -176,77 +273,116 @@ func supported(t arrow.DataType) bool {
 }
 
 // mergeSorted merges the workers' counts into one histogram whose entries
-// are in ascending cell order, so that the result does not depend on how
-// batches were shared out.
+// are in ascending cell order (lexicographic order of the codes, which is
+// the mixed-radix index order).
 func mergeSorted(dom *universe.Domain, parts []*universe.Counts) (*universe.Counts, error) {
 	type ref struct {
-		p *universe.Counts
-		i int
+		idx  uint64 // cell index, when the universe is indexable
+		p, i int32
 	}
 	var refs []ref
-	for _, p := range parts {
+	indexable := dom.Indexable()
+	for pi, p := range parts {
 		for i := range p.Distinct() {
-			refs = append(refs, ref{p, i})
+			r := ref{p: int32(pi), i: int32(i)}
+			if indexable {
+				r.idx = p.Index(i)
+			}
+			refs = append(refs, r)
 		}
 	}
-	slices.SortFunc(refs, func(x, y ref) int { return slices.Compare(x.p.Codes(x.i), y.p.Codes(y.i)) })
+	if indexable {
+		slices.SortFunc(refs, func(x, y ref) int { return cmp.Compare(x.idx, y.idx) })
+	} else {
+		slices.SortFunc(refs, func(x, y ref) int {
+			return slices.Compare(parts[x.p].Codes(int(x.i)), parts[y.p].Codes(int(y.i)))
+		})
+	}
 	out := universe.NewCounts(dom)
 	codes := make([]int, dom.Len())
 	for _, r := range refs {
-		for j, v := range r.p.Codes(r.i) {
+		p := parts[r.p]
+		for j, v := range p.Codes(int(r.i)) {
 			codes[j] = int(v)
 		}
-		if err := out.Add(codes, r.p.Count(r.i)); err != nil {
+		if err := out.Add(codes, p.Count(int(r.i))); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-// worker encodes whole batches into counts of its own.
+// worker encodes jobs into counts of its own.
 type worker struct {
 	src     *source
-	dom     *universe.Domain
 	attrs   []*universe.Attribute
-	cols    []column
 	pol     universe.Policy
 	width   int
+	batch   int  // rows per record batch when parsing CSV
 	counted bool // pre-aggregated input
 
 	counts  *universe.Counts
 	codes   []int   // row-major: row i's codes are codes[i*width : (i+1)*width]
-	weights []int64 // count column of the batch
+	weights []int64 // the count column of the batch
 	rep     [][3]int64
-	dict    []int            // codes of dictionary entries, -1 until used
+	dict    []int // codes of dictionary entries, -1 until used
 	dictRep []universe.Repair
 }
 
-func newWorker(src *source, dom *universe.Domain, cols []column, opts *Options) *worker {
+func newWorker(src *source, dom *universe.Domain, opts *Options) *worker {
 	return &worker{
-		src: src, dom: dom, attrs: dom.Attrs(), cols: cols, pol: opts.Policy, width: dom.Len(),
+		src: src, attrs: dom.Attrs(), pol: opts.Policy, width: dom.Len(), batch: opts.batchRows(),
 		counted: src.b.countCol >= 0,
 		counts:  universe.NewCounts(dom),
 		rep:     make([][3]int64, dom.Len()),
 	}
 }
 
-func (w *worker) loop(ctx context.Context, jobs <-chan job, fe *firstErr) {
+func (w *worker) loop(ctx context.Context, jobs <-chan job, tr *tracker) {
 	for j := range jobs {
+		var (
+			rows int64
+			p    *pending
+		)
 		// Skip work that cannot change the result: after cancellation, or
-		// batches that start after a row already known to be bad.
-		if ctx.Err() == nil && j.start < fe.row.Load() {
-			if row, col, err := w.batch(j.rec, j.start); err != nil {
-				fe.set(row, col, err)
-			}
+		// jobs after one already known to be bad.
+		if ctx.Err() == nil && !tr.failedBefore(j.seq) {
+			rows, p = w.do(&j)
 		}
-		j.rec.Release()
+		tr.done(j.seq, rows, p)
+		j.release()
 	}
 }
 
-// batch encodes and counts one record batch. On bad data it returns the
-// 1-based row, the field and the error of the first bad value (by row,
-// then by column).
-func (w *worker) batch(rec arrow.RecordBatch, start int64) (int64, int, error) {
+// do runs one job and returns its number of rows or its first error.
+func (w *worker) do(j *job) (int64, *pending) {
+	if j.rec != nil {
+		if row, col, err := w.encode(j.rec, 0); err != nil {
+			return 0, &pending{seq: j.seq, row: row, col: col, err: err}
+		}
+		return j.rec.NumRows(), nil
+	}
+	rr := csv.NewReader(io.MultiReader(bytes.NewReader(w.src.header), bytes.NewReader(*j.chunk)), w.src.schema,
+		csv.WithHeader(true), csv.WithChunk(w.batch))
+	defer rr.Release()
+	var rows int64
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		if row, col, err := w.encode(rec, rows); err != nil {
+			return 0, &pending{seq: j.seq, row: row, col: col, err: err}
+		}
+		rows += rec.NumRows()
+	}
+	if err := rr.Err(); err != nil {
+		return 0, &pending{seq: j.seq, row: rows + 1, col: -1, err: w.src.readErr(err, rows+1)}
+	}
+	return rows, nil
+}
+
+// encode encodes and counts one record batch whose first row is row
+// start+1 of its job. On bad data it returns the row (in the job), the
+// field and the error of the first bad value, by row and then by column.
+func (w *worker) encode(rec arrow.RecordBatch, start int64) (int64, int, error) {
 	n := int(rec.NumRows())
 	if need := n * w.width; cap(w.codes) < need {
 		w.codes = make([]int, need)
@@ -259,10 +395,9 @@ func (w *worker) batch(rec arrow.RecordBatch, start int64) (int64, int, error) {
 		w.weights = w.weights[:n]
 	}
 	// Encode column by column (one type switch per column and batch). A bad
-	// value at row i limits the later columns to rows before i, so the error
-	// kept is the first by row and, within the row, by column.
+	// value at row i limits the later columns to rows before i.
 	limit, bad, badCol := n, error(nil), -1
-	for _, c := range w.cols {
+	for _, c := range w.src.cols {
 		arr := rec.Column(c.field)
 		var (
 			i   int
@@ -294,266 +429,4 @@ func (w *worker) batch(rec arrow.RecordBatch, start int64) (int64, int, error) {
 		}
 	}
 	return 0, 0, nil
-}
-
-// detach copies the value of a *universe.ValueError out of the batch's
-// memory, which is released after the batch.
-func detach(err error) error {
-	var ve *universe.ValueError
-	if errors.As(err, &ve) {
-		c := *ve
-		c.Value = strings.Clone(ve.Value)
-		return &c
-	}
-	return err
-}
-
-// encodeFunc returns the code of row i of a column (never null).
-type encodeFunc func(i int) (int, universe.Repair, error)
-
-// fill writes the codes of rows 0..n-1 of a column for attribute attr and
-// returns n, or the first bad row and its error.
-func (w *worker) fill(attr int, arr arrow.Array, n int, enc encodeFunc) (int, error) {
-	a := w.attrs[attr]
-	nulls := arr.NullN() > 0
-	codes, width, rep := w.codes, w.width, &w.rep[attr]
-	for i := range n {
-		var (
-			c   int
-			r   universe.Repair
-			err error
-		)
-		if nulls && arr.IsNull(i) {
-			c, err = a.EncodeNull()
-		} else {
-			c, r, err = enc(i)
-		}
-		if err != nil {
-			return i, err
-		}
-		codes[i*width+attr] = c
-		rep[r]++
-	}
-	return n, nil
-}
-
-// encodeColumn encodes rows 0..n-1 of a column for attribute attr.
-func (w *worker) encodeColumn(attr int, arr arrow.Array, n int) (int, error) {
-	a, p := w.attrs[attr], w.pol
-	switch arr := arr.(type) {
-	case *array.String:
-		return w.fill(attr, arr, n, func(i int) (int, universe.Repair, error) { return a.EncodeString(arr.Value(i), p) })
-	case *array.LargeString:
-		return w.fill(attr, arr, n, func(i int) (int, universe.Repair, error) { return a.EncodeString(arr.Value(i), p) })
-	case *array.StringView:
-		return w.fill(attr, arr, n, func(i int) (int, universe.Repair, error) { return a.EncodeString(arr.Value(i), p) })
-	case *array.Int8:
-		return fillInts(w, attr, arr, n, arr.Int8Values())
-	case *array.Int16:
-		return fillInts(w, attr, arr, n, arr.Int16Values())
-	case *array.Int32:
-		return fillInts(w, attr, arr, n, arr.Int32Values())
-	case *array.Int64:
-		return fillInts(w, attr, arr, n, arr.Int64Values())
-	case *array.Uint8:
-		return fillInts(w, attr, arr, n, arr.Uint8Values())
-	case *array.Uint16:
-		return fillInts(w, attr, arr, n, arr.Uint16Values())
-	case *array.Uint32:
-		return fillInts(w, attr, arr, n, arr.Uint32Values())
-	case *array.Uint64:
-		v := arr.Uint64Values()
-		return w.fill(attr, arr, n, func(i int) (int, universe.Repair, error) {
-			if v[i] > math.MaxInt64 {
-				return a.EncodeFloat(float64(v[i]), p)
-			}
-			return a.EncodeInt(int64(v[i]), p)
-		})
-	case *array.Float32:
-		v := arr.Float32Values()
-		return w.fill(attr, arr, n, func(i int) (int, universe.Repair, error) { return a.EncodeFloat(float64(v[i]), p) })
-	case *array.Float64:
-		v := arr.Float64Values()
-		return w.fill(attr, arr, n, func(i int) (int, universe.Repair, error) { return a.EncodeFloat(v[i], p) })
-	case *array.Dictionary:
-		return w.fillDict(attr, arr, n)
-	}
-	panic(fmt.Sprintf("ingest: column type %s passed the type check", arr.DataType()))
-}
-
-type integer interface {
-	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32
-}
-
-func fillInts[T integer](w *worker, attr int, arr arrow.Array, n int, v []T) (int, error) {
-	a, p := w.attrs[attr], w.pol
-	return w.fill(attr, arr, n, func(i int) (int, universe.Repair, error) { return a.EncodeInt(int64(v[i]), p) })
-}
-
-// fillDict encodes a dictionary column: each dictionary entry is encoded
-// once, on first use, so entries no row uses are never checked.
-func (w *worker) fillDict(attr int, arr *array.Dictionary, n int) (int, error) {
-	a, p := w.attrs[attr], w.pol
-	dict := arr.Dictionary()
-	m := dict.Len()
-	if cap(w.dict) < m {
-		w.dict, w.dictRep = make([]int, m), make([]universe.Repair, m)
-	}
-	dc, dr := w.dict[:m], w.dictRep[:m]
-	for k := range dc {
-		dc[k] = -1
-	}
-	return w.fill(attr, arr, n, func(i int) (int, universe.Repair, error) {
-		k := arr.GetValueIndex(i)
-		if dc[k] < 0 {
-			c, r, err := encodeAt(a, dict, k, p)
-			if err != nil {
-				return c, r, err
-			}
-			dc[k], dr[k] = c, r
-		}
-		return dc[k], dr[k], nil
-	})
-}
-
-// encodeAt encodes value i of any supported column (the slow path, used
-// for dictionary entries).
-func encodeAt(a *universe.Attribute, arr arrow.Array, i int, p universe.Policy) (int, universe.Repair, error) {
-	if arr.IsNull(i) {
-		c, err := a.EncodeNull()
-		return c, universe.NoRepair, err
-	}
-	switch arr := arr.(type) {
-	case *array.String:
-		return a.EncodeString(arr.Value(i), p)
-	case *array.LargeString:
-		return a.EncodeString(arr.Value(i), p)
-	case *array.StringView:
-		return a.EncodeString(arr.Value(i), p)
-	case *array.Uint64:
-		if v := arr.Value(i); v > math.MaxInt64 {
-			return a.EncodeFloat(float64(v), p)
-		}
-		return a.EncodeInt(int64(arr.Value(i)), p)
-	case *array.Float32:
-		return a.EncodeFloat(float64(arr.Value(i)), p)
-	case *array.Float64:
-		return a.EncodeFloat(arr.Value(i), p)
-	}
-	if v, ok := intAt(arr, i); ok {
-		return a.EncodeInt(v, p)
-	}
-	panic(fmt.Sprintf("ingest: column type %s passed the type check", arr.DataType()))
-}
-
-func intAt(arr arrow.Array, i int) (int64, bool) {
-	switch arr := arr.(type) {
-	case *array.Int8:
-		return int64(arr.Value(i)), true
-	case *array.Int16:
-		return int64(arr.Value(i)), true
-	case *array.Int32:
-		return int64(arr.Value(i)), true
-	case *array.Int64:
-		return arr.Value(i), true
-	case *array.Uint8:
-		return int64(arr.Value(i)), true
-	case *array.Uint16:
-		return int64(arr.Value(i)), true
-	case *array.Uint32:
-		return int64(arr.Value(i)), true
-	}
-	return 0, false
-}
-
-// encodeCounts reads rows 0..n-1 of the count column into w.weights.
-func (w *worker) encodeCounts(arr arrow.Array, n int) (int, error) {
-	if d, ok := arr.(*array.Dictionary); ok {
-		dict := d.Dictionary()
-		for i := range n {
-			if d.IsNull(i) {
-				return i, badCount("", true)
-			}
-			c, err := countAt(dict, d.GetValueIndex(i))
-			if err != nil {
-				return i, err
-			}
-			w.weights[i] = c
-		}
-		return n, nil
-	}
-	for i := range n {
-		c, err := countAt(arr, i)
-		if err != nil {
-			return i, err
-		}
-		w.weights[i] = c
-	}
-	return n, nil
-}
-
-// countAt returns the count in value i of a count column.
-func countAt(arr arrow.Array, i int) (int64, error) {
-	if arr.IsNull(i) {
-		return 0, badCount("", true)
-	}
-	switch arr := arr.(type) {
-	case *array.String:
-		return parseCount(arr.Value(i))
-	case *array.LargeString:
-		return parseCount(arr.Value(i))
-	case *array.StringView:
-		return parseCount(arr.Value(i))
-	case *array.Uint64:
-		if v := arr.Value(i); v > math.MaxInt64 {
-			return 0, badCount(strconv.FormatUint(v, 10), false)
-		}
-		return int64(arr.Value(i)), nil
-	case *array.Float32:
-		return floatCount(float64(arr.Value(i)))
-	case *array.Float64:
-		return floatCount(arr.Value(i))
-	}
-	if v, ok := intAt(arr, i); ok {
-		if v < 0 {
-			return 0, badCount(strconv.FormatInt(v, 10), false)
-		}
-		return v, nil
-	}
-	panic(fmt.Sprintf("ingest: column type %s passed the type check", arr.DataType()))
-}
-
-// parseCount parses a textual count: a non-negative integer, written as
-// an integer or as an integral float ("12", "12.0", "1.2e1").
-func parseCount(s string) (int64, error) {
-	t := strings.Trim(s, " \t")
-	if v, err := strconv.ParseInt(t, 10, 64); err == nil {
-		if v < 0 {
-			return 0, badCount(s, false)
-		}
-		return v, nil
-	}
-	f, err := strconv.ParseFloat(t, 64)
-	if err != nil || t == "" {
-		return 0, badCount(s, t == "")
-	}
-	c, err := floatCount(f)
-	if err != nil {
-		return 0, badCount(s, false)
-	}
-	return c, nil
-}
-
-func floatCount(f float64) (int64, error) {
-	if !(f >= 0) || f != math.Trunc(f) || f >= 9.2233720368547758e18 {
-		return 0, badCount(strconv.FormatFloat(f, 'g', -1, 64), false)
-	}
-	return int64(f), nil
-}
-
-func badCount(v string, missing bool) error {
-	if missing {
-		return fmt.Errorf("%w, got a missing value", ErrBadCount)
-	}
-	return fmt.Errorf("%w, got %q", ErrBadCount, strings.Clone(v))
 }
