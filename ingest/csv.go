@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -16,8 +17,9 @@ import (
 	"github.com/dpsynth/synth/universe"
 )
 
-// chunkBytes is the size of the CSV chunks handed to the workers.
-const chunkBytes = 1 << 20
+// chunkBytes is the target size of the CSV chunks handed to the workers
+// (a variable so that tests can cut tiny chunks).
+var chunkBytes = 1 << 20
 
 var chunkPool = sync.Pool{New: func() any { b := make([]byte, 0, chunkBytes); return &b }}
 
@@ -76,7 +78,7 @@ func ReadCSV(ctx context.Context, r io.Reader, name string, dom *universe.Domain
 	c, st, err := count(ctx, src, dom, &opts, feedCSV(br, name))
 	var de *DataError
 	if errors.As(err, &de) && errors.Is(de.Err, ErrNoRows) {
-		return nil, nil, &DataError{File: name, Err: fmt.Errorf("%w: the file has a header but no data rows", ErrNoRows)}
+		return nil, nil, &DataError{File: name, Err: fmt.Errorf("%w: the file has only a header row", ErrNoRows)}
 	}
 	return c, st, err
 }
@@ -88,18 +90,20 @@ func feedCSV(r io.Reader, name string) feeder {
 		for {
 			bp := chunkPool.Get().(*[]byte)
 			buf := append((*bp)[:0], tail...)
+			size := max(chunkBytes, 2*len(tail))
 			var err error
 			for {
-				// Fill the buffer; grow it when one record does not fit.
-				for len(buf) < cap(buf) && err == nil {
+				// Fill the buffer; read more when one record does not fit.
+				buf = slices.Grow(buf, size-len(buf))
+				for len(buf) < size && err == nil {
 					var n int
-					n, err = r.Read(buf[len(buf):cap(buf)])
+					n, err = r.Read(buf[len(buf):size])
 					buf = buf[:len(buf)+n]
 				}
 				if err != nil || lastRecordEnd(buf) > 0 {
 					break
 				}
-				buf = slices_grow(buf)
+				size *= 2
 			}
 			if err != nil && err != io.EOF {
 				chunkPool.Put(bp)
@@ -122,12 +126,6 @@ func feedCSV(r io.Reader, name string) feeder {
 			}
 		}
 	}
-}
-
-func slices_grow(b []byte) []byte {
-	nb := make([]byte, len(b), 2*cap(b))
-	copy(nb, b)
-	return nb
 }
 
 // lastRecordEnd returns the length of the longest prefix of b made of

@@ -214,6 +214,28 @@ func (j *job) release() {
 	}
 }
 
+// ReadRecords counts the record batches of an Arrow record reader (typed
+// columns as in ReadParquet); name is used in errors and Stats. It takes
+// ownership of nothing: the caller still releases rr. Stats.Format is Auto.
+func ReadRecords(ctx context.Context, rr array.RecordReader, name string, dom *universe.Domain, opts Options) (*universe.Counts, *Stats, error) {
+	sc := rr.Schema()
+	names := make([]string, sc.NumFields())
+	for i := range names {
+		names[i] = sc.Field(i).Name
+	}
+	b, err := bind(name, names, dom, opts.CountColumn)
+	if err != nil {
+		return nil, nil, err
+	}
+	cols, err := plan(name, sc, b)
+	if err != nil {
+		return nil, nil, err
+	}
+	readErr := func(err error, row int64) error { return &ReadError{File: name, Err: err} }
+	src := &source{file: name, format: Auto, b: b, schema: sc, cols: cols, readErr: readErr}
+	return count(ctx, src, dom, &opts, feedRecords(rr, readErr))
+}
+
 // feedRecords feeds the batches of an Arrow record reader.
 func feedRecords(rr array.RecordReader, readErr func(error, int64) error) feeder {
 	return func(emit func(job) bool) error {
