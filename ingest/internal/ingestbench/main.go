@@ -83,9 +83,10 @@ func run(rows int, format, dataset, dir string, workers, batch int, gen bool, ru
 		return err
 	}
 	opts := ingest.Options{Format: f, Workers: workers, BatchRows: batch}
-	var times []time.Duration
+	var times, cpus []time.Duration
 	var st *ingest.Stats
 	for range max(runs, 1) {
+		cpu0 := cpuTime()
 		start := time.Now()
 		var c *universe.Counts
 		c, st, err = ingest.ReadFile(context.Background(), path, t.Domain, opts)
@@ -93,6 +94,7 @@ func run(rows int, format, dataset, dir string, workers, batch int, gen bool, ru
 			return err
 		}
 		times = append(times, time.Since(start))
+		cpus = append(cpus, cpuTime()-cpu0)
 		if c.Total() != int64(rows) {
 			return fmt.Errorf("counted %d rows, want %d", c.Total(), rows)
 		}
@@ -107,8 +109,29 @@ func run(rows int, format, dataset, dir string, workers, batch int, gen bool, ru
 	fmt.Printf("workers    %d (GOMAXPROCS %d)\n", max(workers, runtime.GOMAXPROCS(0)*boolInt(workers == 0)), runtime.GOMAXPROCS(0))
 	fmt.Printf("time       %v (median of %d)\n", med.Round(time.Millisecond), len(times))
 	fmt.Printf("throughput %.0f rows/s, %.0f MiB/s\n", float64(rows)/med.Seconds(), float64(fi.Size())/(1<<20)/med.Seconds())
+	cpu := median(cpus)
+	fmt.Printf("CPU time   %v (user+sys, median), %.0f rows per CPU-second\n", cpu.Round(time.Millisecond), float64(rows)/cpu.Seconds())
+	fmt.Printf("load       %s", loadavg())
 	fmt.Printf("peak RSS   %.1f MiB\n", float64(ru.Maxrss)/1024) // ru_maxrss is in KiB on Linux
 	return nil
+}
+
+// cpuTime is the user plus system CPU time of the process so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// loadavg returns the 1-minute load average line of /proc/loadavg (the
+// machine is shared: a load above the core count means the wall-clock
+// figures are pessimistic).
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown\n"
+	}
+	return string(b)
 }
 
 func boolInt(b bool) int {
