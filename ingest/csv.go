@@ -21,6 +21,12 @@ import (
 // (a variable so that tests can cut tiny chunks).
 var chunkBytes = 1 << 20
 
+// maxRecordBytes bounds the bytes read while looking for the end of one
+// record: an unbalanced quote would otherwise pull the rest of the file into
+// memory. Past it the chunk is parsed as is, and the CSV reader reports the
+// open quote at its row.
+var maxRecordBytes = 64 << 20
+
 var chunkPool = sync.Pool{New: func() any { b := make([]byte, 0, chunkBytes); return &b }}
 
 // ReadCSV counts a CSV table read from r; name is the file name used in
@@ -100,7 +106,7 @@ func feedCSV(r io.Reader, name string) feeder {
 					n, err = r.Read(buf[len(buf):size])
 					buf = buf[:len(buf)+n]
 				}
-				if err != nil || lastRecordEnd(buf) > 0 {
+				if err != nil || lastRecordEnd(buf) > 0 || size >= maxRecordBytes {
 					break
 				}
 				size *= 2
@@ -111,7 +117,9 @@ func feedCSV(r io.Reader, name string) feeder {
 			}
 			cut := len(buf)
 			if err == nil {
-				cut = lastRecordEnd(buf)
+				if cut = lastRecordEnd(buf); cut == 0 {
+					cut = len(buf) // no record end within maxRecordBytes
+				}
 			}
 			tail = append(tail[:0], buf[cut:]...)
 			*bp = buf[:cut]

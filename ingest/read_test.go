@@ -156,6 +156,19 @@ func TestChunks(t *testing.T) {
 	}
 }
 
+// TestOpenQuote: an unbalanced quote does not pull the rest of the input
+// into memory; it is reported at its row.
+func TestOpenQuote(t *testing.T) {
+	defer func(c, m int) { chunkBytes, maxRecordBytes = c, m }(chunkBytes, maxRecordBytes)
+	chunkBytes, maxRecordBytes = 16, 256
+	dom := testDom(t)
+	in := "sex,race,age,income,job\nF,a,1,1,x\nF,a,1,1,\"x\n" + strings.Repeat("F,a,1,1,x\n", 1000)
+	_, _, err := ReadCSV(context.Background(), strings.NewReader(in), "t.csv", dom, Options{})
+	if err == nil || !strings.HasPrefix(err.Error(), `t.csv: row 2: malformed input: extraneous or missing " in quoted-field`) {
+		t.Errorf("ReadCSV(open quote) = %v, want a malformed row 2", err)
+	}
+}
+
 func TestLastRecordEnd(t *testing.T) {
 	tests := []struct {
 		in   string
