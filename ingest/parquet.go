@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
@@ -35,7 +34,7 @@ func ReadParquet(ctx context.Context, r ReaderAtSeeker, name string, dom *univer
 		return nil, nil, parquetErr(name, 0, err)
 	}
 	defer pf.Close()
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(opts.batchRows())}, memory.DefaultAllocator)
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(opts.batchRows())}, batchAllocator)
 	if err != nil {
 		return nil, nil, parquetErr(name, 0, err)
 	}

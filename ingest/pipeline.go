@@ -385,7 +385,7 @@ func (w *worker) do(j *job) (int64, *pending) {
 		return j.rec.NumRows(), nil
 	}
 	rr := csv.NewReader(io.MultiReader(bytes.NewReader(w.src.header), bytes.NewReader(*j.chunk)), w.src.schema,
-		csv.WithHeader(true), csv.WithChunk(w.batch))
+		csv.WithHeader(true), csv.WithChunk(w.batch), csv.WithAllocator(batchAllocator))
 	defer rr.Release()
 	var rows int64
 	for rr.Next() {
