@@ -1,6 +1,10 @@
 package universe
 
-import "testing"
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
 
 // Typed and textual encoding of valid values allocates nothing (ingest
 // calls these once per value).
@@ -23,6 +27,17 @@ func TestEncodeAllocs(t *testing.T) {
 	for _, c := range cases {
 		if n := testing.AllocsPerRun(100, c.f); n != 0 {
 			t.Errorf("%s: %v allocations per call, want 0", c.name, n)
+		}
+	}
+}
+
+func TestDigits(t *testing.T) {
+	for _, s := range []string{"", "0", "7", "42", "007", "123456789012345678", "1234567890123456789", "-1", "+1", "1.0", "1e3", "1_0", "٣", "9a"} {
+		v, ok := digits(s)
+		want, err := strconv.ParseInt(s, 10, 64)
+		short := len(s) > 0 && len(s) <= 18 && strings.Trim(s, "0123456789") == ""
+		if ok != short || ok && (err != nil || v != want) {
+			t.Errorf("digits(%q) = %d, %v; strconv gives %d, %v", s, v, ok, want, err)
 		}
 	}
 }
