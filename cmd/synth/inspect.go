@@ -142,10 +142,10 @@ func printData(w io.Writer, d *universe.Domain, st *ingest.Stats, countColumn st
 	fmt.Fprintf(w, "validation: ok, %s values repaired as asked (no row dropped):\n", fmtInt(st.Repaired()))
 	for _, r := range st.Repairs {
 		if r.Clamped > 0 {
-			fmt.Fprintf(w, "  %s: %s clamped into bounds\n", r.Attribute, fmtInt(r.Clamped))
+			fmt.Fprintf(w, "  %s: clamped into bounds: %s\n", r.Attribute, fmtInt(r.Clamped))
 		}
 		if r.MappedToOther > 0 {
-			fmt.Fprintf(w, "  %s: %s unknown categories mapped to %q\n", r.Attribute, fmtInt(r.MappedToOther), attrOther(d, r.Attribute))
+			fmt.Fprintf(w, "  %s: unknown categories mapped to %q: %s\n", r.Attribute, attrOther(d, r.Attribute), fmtInt(r.MappedToOther))
 		}
 	}
 }

@@ -173,7 +173,7 @@ func TestExitCodes(t *testing.T) {
 		{"pre-aggregated", []string{"inspect", "--domain", dom, "--data", filepath.Join(bad, "good-counts.csv"), "--count-column", "count"}, ExitOK, "n: 7\n"},
 		{"raw parquet", []string{"inspect", "--domain", filepath.Join(raw, "adult-raw-domain.json"), "--data", filepath.Join(raw, "adult-raw.parquet")}, ExitOK, "data: " + filepath.Join(raw, "adult-raw.parquet") + " (parquet)"},
 		{"raw csv forced format", []string{"inspect", "--domain", filepath.Join(raw, "adult-raw-domain.json"), "--data", filepath.Join(raw, "adult-raw.csv"), "--format", "csv"}, ExitOK, "n: 2,000\n"},
-		{"clamp", []string{"inspect", "--domain", dom, "--data", filepath.Join(bad, "out-of-range.csv"), "--clamp"}, ExitOK, "age: 1 clamped into bounds"},
+		{"clamp", []string{"inspect", "--domain", dom, "--data", filepath.Join(bad, "out-of-range.csv"), "--clamp"}, ExitOK, "age: clamped into bounds: 1\n"},
 		{"domain only", []string{"inspect", "--domain", dom}, ExitOK, "universe size: 2,160 (10^3.33)"},
 		{"missing data file", []string{"inspect", "--domain", dom, "--data", filepath.Join(bad, "nope.csv")}, ExitNoInput, "no such file"},
 		{"missing domain file", []string{"inspect", "--domain", "nope.json"}, ExitNoInput, "no such file"},
