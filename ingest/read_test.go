@@ -326,7 +326,35 @@ func TestReadErrors(t *testing.T) {
 	if _, _, err := ReadCSV(ctx, strings.NewReader(in), "t.csv", dom, Options{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("ReadCSV(canceled) = %v, want context.Canceled", err)
 	}
+	// Canceled while reading: the read stops between chunks.
+	defer func(n int) { chunkBytes = n }(chunkBytes)
+	chunkBytes = 64
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	big := "sex,race,age,income,job\n" + strings.Repeat("F,a,1,1,x\n", 50000) // 500 kB: several reads of bufio's 64 KiB
+	r2 := &cancelAfter{r: strings.NewReader(big), n: 3, cancel: cancel2}
+	if _, _, err := ReadCSV(ctx2, r2, "t.csv", dom, Options{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("ReadCSV(canceled while reading) = %v, want context.Canceled", err)
+	}
+	if r2.reads > 5 {
+		t.Errorf("ReadCSV went on reading after cancellation: %d reads", r2.reads)
+	}
 	if _, _, err := ReadParquet(ctx, bytes.NewReader(nil), "t.parquet", dom, Options{}); err == nil {
 		t.Errorf("ReadParquet(empty) succeeded")
 	}
+}
+
+// cancelAfter cancels a context after n reads.
+type cancelAfter struct {
+	r      io.Reader
+	n      int
+	reads  int
+	cancel context.CancelFunc
+}
+
+func (c *cancelAfter) Read(p []byte) (int, error) {
+	c.reads++
+	if c.reads == c.n {
+		c.cancel()
+	}
+	return c.r.Read(p)
 }
