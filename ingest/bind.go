@@ -27,11 +27,15 @@ func bind(file string, names []string, dom *universe.Domain, countColumn string)
 	for i := range b.attrCol {
 		b.attrCol[i] = -1
 	}
+	attrs := "domain attributes: " + quoteList(dom.Names())
+	if countColumn != "" {
+		attrs += "; count column: " + strconv.Quote(countColumn)
+	}
 	seen := make(map[string]int, len(names))
 	var extra []string
 	for j, n := range names {
 		if k, dup := seen[n]; dup {
-			return nil, &DataError{File: file, Column: n, Err: fmt.Errorf("%w: %q is column %d and column %d", ErrDuplicateCol, n, k+1, j+1)}
+			return nil, &DataError{File: file, Column: n, Err: fmt.Errorf("%w: %q is column %d and column %d (%s)", ErrDuplicateCol, n, k+1, j+1, attrs)}
 		}
 		seen[n] = j
 		if i, ok := dom.Index(n); ok {
@@ -52,10 +56,6 @@ func bind(file string, names []string, dom *universe.Domain, countColumn string)
 	}
 	if countColumn != "" && b.countCol < 0 {
 		missing = append(missing, countColumn)
-	}
-	attrs := "domain attributes: " + quoteList(dom.Names())
-	if countColumn != "" {
-		attrs += "; count column: " + strconv.Quote(countColumn)
 	}
 	switch {
 	case len(extra) > 0:
