@@ -98,6 +98,7 @@ func feedCSV(r io.Reader, name string) feeder {
 			buf := append((*bp)[:0], tail...)
 			size := max(chunkBytes, 2*len(tail))
 			var err error
+			cut := 0
 			for {
 				// Fill the buffer; read more when one record does not fit.
 				buf = slices.Grow(buf, size-len(buf))
@@ -106,7 +107,15 @@ func feedCSV(r io.Reader, name string) feeder {
 					n, err = r.Read(buf[len(buf):size])
 					buf = buf[:len(buf)+n]
 				}
-				if err != nil || lastRecordEnd(buf) > 0 || size >= maxRecordBytes {
+				if err != nil {
+					cut = len(buf) // at the end every byte is part of a record
+					break
+				}
+				if cut = lastRecordEnd(buf); cut > 0 {
+					break
+				}
+				if size >= maxRecordBytes {
+					cut = len(buf) // no record end within maxRecordBytes
 					break
 				}
 				size *= 2
@@ -114,12 +123,6 @@ func feedCSV(r io.Reader, name string) feeder {
 			if err != nil && err != io.EOF {
 				chunkPool.Put(bp)
 				return &ReadError{File: name, Err: err}
-			}
-			cut := len(buf)
-			if err == nil {
-				if cut = lastRecordEnd(buf); cut == 0 {
-					cut = len(buf) // no record end within maxRecordBytes
-				}
 			}
 			tail = append(tail[:0], buf[cut:]...)
 			*bp = buf[:cut]
