@@ -330,6 +330,22 @@ func (a *Attribute) valueErr(v, reason string) error {
 	return &ValueError{Attr: a, Value: v, Reason: reason}
 }
 
+// intErr is valueErr for an integer whose text raw may be "" (typed input).
+func (a *Attribute) intErr(raw string, v int64, reason string) error {
+	if raw == "" {
+		raw = strconv.FormatInt(v, 10)
+	}
+	return a.valueErr(raw, reason)
+}
+
+// floatErr is valueErr for a real whose text raw may be "" (typed input).
+func (a *Attribute) floatErr(raw string, f float64, reason string) error {
+	if raw == "" {
+		raw = fmtFloat(f)
+	}
+	return a.valueErr(raw, reason)
+}
+
 // EncodeNull returns the code of a missing value, or an error if the
 // attribute declares no null token.
 func (a *Attribute) EncodeNull() (int, error) {
@@ -359,9 +375,12 @@ func (a *Attribute) EncodeString(s string, p Policy) (int, Repair, error) {
 		}
 		return -1, NoRepair, a.valueErr(s, ReasonUnknown)
 	case Integer, Encoded:
-		t := strings.Trim(s, " \t")
+		t := trimBlanks(s)
 		if t == "" {
 			return -1, NoRepair, a.valueErr(s, ReasonNull)
+		}
+		if v, ok := digits(t); ok {
+			return a.encodeInt(s, v, p)
 		}
 		v, err := strconv.ParseInt(t, 10, 64)
 		if err != nil {
@@ -379,7 +398,7 @@ func (a *Attribute) EncodeString(s string, p Policy) (int, Repair, error) {
 		}
 		return a.encodeInt(s, v, p)
 	case Numeric:
-		t := strings.Trim(s, " \t")
+		t := trimBlanks(s)
 		if t == "" {
 			return -1, NoRepair, a.valueErr(s, ReasonNull)
 		}
@@ -439,21 +458,20 @@ func (a *Attribute) encodeFloatInt(raw string, f float64, p Policy) (int, Repair
 	return a.encodeInt(raw, int64(f), p)
 }
 
+// encodeInt encodes v; raw is its text, or "" for typed input (formatted
+// only for an error, so that the valid path allocates nothing).
 func (a *Attribute) encodeInt(raw string, v int64, p Policy) (int, Repair, error) {
-	if raw == "" {
-		raw = strconv.FormatInt(v, 10)
-	}
 	switch a.Kind {
 	case Encoded:
 		if v < 0 || v >= int64(a.valueCodes()) {
-			return -1, NoRepair, a.valueErr(raw, ReasonNotCode)
+			return -1, NoRepair, a.intErr(raw, v, ReasonNotCode)
 		}
 		return int(v), NoRepair, nil
 	case Integer:
 		rep := NoRepair
 		if v < a.Min || v > a.Max {
 			if !p.Clamp {
-				return -1, NoRepair, a.valueErr(raw, ReasonRange)
+				return -1, NoRepair, a.intErr(raw, v, ReasonRange)
 			}
 			rep = Clamped
 			v = min(max(v, a.Min), a.Max)
@@ -463,18 +481,17 @@ func (a *Attribute) encodeInt(raw string, v int64, p Policy) (int, Repair, error
 	panic("universe: encodeInt on " + a.Kind.String())
 }
 
+// encodeFloat encodes f; raw is its text, or "" for typed input (formatted
+// only for an error).
 func (a *Attribute) encodeFloat(raw string, f float64, p Policy) (int, Repair, error) {
-	if raw == "" {
-		raw = fmtFloat(f)
-	}
 	if !finite(f) {
-		return -1, NoRepair, a.valueErr(raw, ReasonNotFinite)
+		return -1, NoRepair, a.floatErr(raw, f, ReasonNotFinite)
 	}
 	lo, hi := a.Edges[0], a.Edges[len(a.Edges)-1]
 	rep := NoRepair
 	if f < lo || f > hi {
 		if !p.Clamp {
-			return -1, NoRepair, a.valueErr(raw, ReasonRange)
+			return -1, NoRepair, a.floatErr(raw, f, ReasonRange)
 		}
 		rep = Clamped
 		f = min(max(f, lo), hi)
@@ -537,3 +554,34 @@ func (a *Attribute) IntBucket(code int) (lo, hi int64) {
 
 // Bin returns the bounds of a Numeric attribute's bin.
 func (a *Attribute) Bin(code int) (lo, hi float64) { return a.Edges[code], a.Edges[code+1] }
+
+// digits parses a short run of ASCII digits (the common case of codes and
+// integers in CSV) faster than strconv.ParseInt; anything else, including
+// signs and 19 or more digits, is left to strconv.
+func digits(s string) (int64, bool) {
+	if len(s) == 0 || len(s) > 18 {
+		return 0, false
+	}
+	var v int64
+	for i := 0; i < len(s); i++ {
+		d := s[i] - '0'
+		if d > 9 {
+			return 0, false
+		}
+		v = v*10 + int64(d)
+	}
+	return v, true
+}
+
+// trimBlanks drops surrounding ASCII spaces and tabs. It is
+// strings.Trim(s, " \t") without building a cutset per call: ingest calls
+// it once per numeric field.
+func trimBlanks(s string) string {
+	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
+		s = s[1:]
+	}
+	for len(s) > 0 && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
+		s = s[:len(s)-1]
+	}
+	return s
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 
+	"github.com/dpsynth/synth/ingest"
 	"github.com/dpsynth/synth/universe"
 )
 
@@ -67,6 +68,8 @@ func exitCode(err error) int {
 		ue *usageError
 		de *universe.DomainError
 		ve *universe.ValueError
+		ie *ingest.DataError
+		re *ingest.ReadError
 		pe *fs.PathError
 	)
 	switch {
@@ -78,11 +81,11 @@ func exitCode(err error) int {
 		return ExitUsage
 	case errors.Is(err, context.Canceled):
 		return ExitCanceled
-	case errors.As(err, &de), errors.As(err, &ve):
+	case errors.As(err, &de), errors.As(err, &ve), errors.As(err, &ie):
 		return ExitData
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission) && errors.As(err, &pe) && pe.Op == "open":
 		return ExitNoInput
-	case errors.As(err, &pe):
+	case errors.As(err, &re), errors.As(err, &pe):
 		return ExitIO
 	}
 	return ExitInternal

@@ -3,28 +3,68 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"math"
 	"text/tabwriter"
 
 	"github.com/spf13/pflag"
 
+	"github.com/dpsynth/synth/ingest"
 	"github.com/dpsynth/synth/universe"
 )
 
 // inspectOptions are the flags of "synth inspect".
 type inspectOptions struct {
-	Domain string
+	Domain         string
+	Data           string
+	Format         string
+	CountColumn    string
+	Clamp          bool
+	UnknownToOther bool
+	// Workload: reserved for --workload FILE (compile the workload against
+	// the domain and report its shape); the query package wires it here.
 }
 
 func (o *inspectOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.Domain, "domain", "", "domain file (JSON), public description of the table")
+	fs.StringVar(&o.Domain, "domain", "", "domain file (JSON), the public description of the table")
+	fs.StringVar(&o.Data, "data", "", "data file (CSV with a header row, or Parquet) to validate and count")
+	fs.StringVar(&o.Format, "format", "auto", "data format: auto, csv or parquet")
+	fs.StringVar(&o.CountColumn, "count-column", "", "name of the count column of pre-aggregated data (GROUP BY output)")
+	fs.BoolVar(&o.Clamp, "clamp", false, "clamp integer and numeric values outside the declared bounds (row-wise, counted)")
+	fs.BoolVar(&o.UnknownToOther, "unknown-to-other", false, "map unknown categories to the attribute's declared \"other\" value (counted)")
+}
+
+// ingestOptions turns the data flags into ingest options.
+func (o *inspectOptions) ingestOptions() (ingest.Options, error) {
+	f, err := ingest.ParseFormat(o.Format)
+	if err != nil {
+		return ingest.Options{}, usagef("--format: %v", err)
+	}
+	return ingest.Options{
+		Format:      f,
+		CountColumn: o.CountColumn,
+		Policy:      universe.Policy{Clamp: o.Clamp, UnknownToOther: o.UnknownToOther},
+	}, nil
 }
 
 func init() {
 	register(&command{
 		name:    "inspect",
-		summary: "describe a domain (and validate data against it)",
-		usage: `Examples:
-  synth inspect --domain adult-reduced-domain.json`,
+		summary: "describe a domain and validate data against it",
+		usage: `Prints the attribute table, the universe size (exact and log10) and the memory of
+an explicit vector over it. With --data, reads the whole file, checks every
+value against the domain and prints n, the distinct cells seen and the
+validation result; the first bad value stops the read with its file, row
+(1-based, header not counted) and column.
+
+Examples:
+  synth inspect --domain adult-reduced-domain.json
+  synth inspect --domain adult-reduced-domain.json --data adult-reduced.csv
+  synth inspect --domain people.json --data people.parquet --clamp --unknown-to-other
+  synth inspect --domain people.json --data counts.csv --count-column n
+
+Pre-aggregated data has the attribute columns plus a count column, e.g. the
+output of: SELECT sex, age, COUNT(*) AS n FROM people GROUP BY sex, age`,
 		setup: func(fs *pflag.FlagSet) func(context.Context, *env, []string) error {
 			var o inspectOptions
 			o.AddFlags(fs)
@@ -42,17 +82,75 @@ func runInspect(ctx context.Context, e *env, o *inspectOptions) error {
 	if o.Domain == "" {
 		return usagef("--domain is required")
 	}
+	opts, err := o.ingestOptions()
+	if err != nil {
+		return err
+	}
+	if o.Data == "" && (o.CountColumn != "" || o.Clamp || o.UnknownToOther || opts.Format != ingest.Auto) {
+		return usagef("--format, --count-column, --clamp and --unknown-to-other need --data")
+	}
 	d, err := universe.LoadDomain(o.Domain)
 	if err != nil {
 		return err
 	}
-	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(w, "attribute\tkind\tsize\tdomain\n")
-	for _, a := range d.Attrs() {
-		fmt.Fprintf(w, "%s\t%s\t%d\t%s\n", a.Name, a.Kind, a.Size(), a.Describe())
+	fmt.Fprintf(e.stdout, "domain: %s\n\n", o.Domain)
+	printUniverse(e.stdout, d)
+	// The --workload report goes here.
+	if o.Data == "" {
+		return nil
 	}
-	w.Flush()
-	fmt.Fprintf(e.stdout, "\nattributes: %d\nuniverse size: %s (10^%.2f)\nexplicit vector: %s\n",
-		d.Len(), universe.FormatCount(d.SizeBig()), d.Log10Size(), universe.FormatBytes(d.ExplicitBytes()))
+	_, st, err := ingest.ReadFile(ctx, o.Data, d, opts)
+	if err != nil {
+		fmt.Fprintf(e.stdout, "\ndata: %s\nvalidation: failed (see the error below)\n", o.Data)
+		return err
+	}
+	fmt.Fprintln(e.stdout)
+	printData(e.stdout, d, st, o.CountColumn)
 	return nil
+}
+
+// printUniverse prints the attribute table and the universe's size.
+func printUniverse(w io.Writer, d *universe.Domain) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "attribute\tkind\tsize\tdomain\n")
+	for _, a := range d.Attrs() {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", a.Name, a.Kind, a.Size(), a.Describe())
+	}
+	tw.Flush()
+	fits := "fits the default cap of " + universe.FormatBytes(bigInt(universe.DefaultMemoryCap))
+	if _, err := d.CheckExplicit(0); err != nil {
+		fits = "over the default cap of " + universe.FormatBytes(bigInt(universe.DefaultMemoryCap)) + ": too large for the explicit solvers"
+	}
+	fmt.Fprintf(w, "\nattributes: %d\nuniverse size: %s (10^%.2f)\nexplicit vector: %s (%s)\n",
+		d.Len(), universe.FormatCount(d.SizeBig()), d.Log10Size(), universe.FormatBytes(d.ExplicitBytes()), fits)
+}
+
+// printData prints what a read found.
+func printData(w io.Writer, d *universe.Domain, st *ingest.Stats, countColumn string) {
+	fmt.Fprintf(w, "data: %s (%s)\n", st.File, st.Format)
+	if countColumn != "" {
+		fmt.Fprintf(w, "rows: %s (pre-aggregated, count column %q)\n", fmtInt(st.Rows), countColumn)
+	} else {
+		fmt.Fprintf(w, "rows: %s\n", fmtInt(st.Rows))
+	}
+	share := float64(st.Distinct) / math.Pow(10, d.Log10Size())
+	fmt.Fprintf(w, "n: %s\ndistinct cells: %s (%.3g%% of the universe)\n", fmtInt(st.N), fmtInt(int64(st.Distinct)), 100*share)
+	if st.Repaired() == 0 {
+		fmt.Fprintf(w, "validation: ok, every value is inside the declared domain\n")
+		return
+	}
+	fmt.Fprintf(w, "validation: ok, %s values repaired as asked (no row dropped):\n", fmtInt(st.Repaired()))
+	for _, r := range st.Repairs {
+		if r.Clamped > 0 {
+			fmt.Fprintf(w, "  %s: clamped into bounds: %s\n", r.Attribute, fmtInt(r.Clamped))
+		}
+		if r.MappedToOther > 0 {
+			fmt.Fprintf(w, "  %s: unknown categories mapped to %q: %s\n", r.Attribute, attrOther(d, r.Attribute), fmtInt(r.MappedToOther))
+		}
+	}
+}
+
+func attrOther(d *universe.Domain, name string) string {
+	i, _ := d.Index(name)
+	return d.Attr(i).Other
 }

@@ -2,7 +2,10 @@ package main
 
 import (
 	"fmt"
+	"math/big"
 	"runtime/debug"
+
+	"github.com/dpsynth/synth/universe"
 )
 
 func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
@@ -35,3 +38,8 @@ func versionString() string {
 	}
 	return v
 }
+
+func bigInt(v int64) *big.Int { return big.NewInt(v) }
+
+// fmtInt renders an integer with thousands separators, e.g. "48,842".
+func fmtInt(v int64) string { return universe.FormatCount(big.NewInt(v)) }

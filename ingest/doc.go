@@ -1,0 +1,39 @@
+// Package ingest reads a table and counts it over a data universe.
+//
+// It streams CSV files (with a header row) and Parquet files through Apache
+// Arrow record batches, checks every value against the public
+// universe.Domain, encodes each row to its cell and accumulates a sparse
+// universe.Counts histogram. Memory stays bounded by the batch size, the
+// number of workers and the number of distinct cells seen, whatever the
+// number of rows.
+//
+// Columns are matched to attributes by header (or Parquet field) name, in
+// any order. A missing, duplicate or extra column is an error. With
+// Options.CountColumn set, the input is pre-aggregated: the attribute columns
+// plus a column of non-negative integer counts, as produced by
+//
+//	SELECT a, b, c, COUNT(*) AS count FROM t GROUP BY a, b, c
+//
+// in any SQL engine; duplicate cells across rows add up and zero counts are
+// allowed (they are checked but add no cell).
+//
+// Typed columns (Parquet or Arrow) are encoded with the matching
+// universe.Attribute method: strings (also dictionary-encoded) with
+// EncodeString, integers with EncodeInt, floats with EncodeFloat. An Arrow
+// null goes to Attribute.EncodeNull, which is an error unless the attribute
+// declares a null token. In CSV every field is text: the declared null token
+// is the only missing value.
+//
+// Bad input stops the read with a *DataError naming the file, the 1-based
+// data row (the header is not counted, blank CSV lines are skipped) and the
+// column; when several rows are bad, the first one in the file is reported.
+// Failures of the underlying reader are *ReadError values, so that callers
+// can tell bad data from a bad disk. Nothing is dropped silently: the only
+// repairs are the explicit, row-wise ones of universe.Policy (clamp numeric
+// values, map unknown categories to the declared other value), and Stats
+// counts them per column.
+//
+// Privacy: ingest never learns categories, bounds or bins from the data; it
+// only checks the data against the public domain. The counts it returns are
+// the private input of every mechanism downstream.
+package ingest
