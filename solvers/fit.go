@@ -3,6 +3,7 @@ package solvers
 import (
 	"context"
 	"math"
+	"time"
 
 	"github.com/dpsynth/synth/internal/par"
 	"github.com/dpsynth/synth/internal/vec"
@@ -217,12 +218,14 @@ type sureState struct {
 	bestD    []float64
 	it       int
 	patience int
-	history  []float64
+	history  []float64 // SURE after each step (index 0: the start)
+	elapsed  []time.Duration
+	t0       time.Time
 }
 
 // useSURE turns on SURE-based stopping with a probe drawn from r.
 func (f *lsFit) useSURE(norm func() float64, delta float64, patience int) {
-	s := &sureState{delta: delta, patience: patience, best: math.Inf(1), bestD: make([]float64, len(f.d))}
+	s := &sureState{delta: delta, patience: patience, best: math.Inf(1), bestD: make([]float64, len(f.d)), t0: time.Now()}
 	m := len(f.y)
 	s.b = make([]float64, m)
 	s.sigma = make([]float64, m)
@@ -265,6 +268,7 @@ func (s *sureState) record(f *lsFit) {
 	}
 	v := f.loss - float64(s.m) + 2*div
 	s.history = append(s.history, v)
+	s.elapsed = append(s.elapsed, time.Since(s.t0))
 	if v < s.best {
 		s.best, s.bestIt = v, s.it
 		copy(s.bestD, f.d)

@@ -234,7 +234,17 @@ func (s *Project) Solve(ctx context.Context, p *Problem) (*Result, error) {
 		return nil, err
 	}
 	res.D = fit.d
-	res.Trace = append(res.Trace, Step{Iter: fit.iters, Selected: -1, MaxError: math.NaN(), Elapsed: time.Since(start)})
+	if fit.sure != nil {
+		// The trace is the risk estimate along the fit's path, per
+		// measurement (≈ mean squared error in units of σ²): computed from the
+		// noisy measurements only.
+		m := float64(fit.sure.m)
+		for i, v := range fit.sure.history {
+			res.Trace = append(res.Trace, Step{Iter: i, Selected: -1, Objective: v / m, MaxError: math.NaN(), Elapsed: fit.sure.elapsed[i]})
+		}
+	} else {
+		res.Trace = append(res.Trace, Step{Iter: fit.iters, Selected: -1, Objective: fit.loss, MaxError: math.NaN(), Elapsed: time.Since(start)})
+	}
 	plan.Params["fit_steps"] = float64(fit.iters)
 	plan.Params["fit_evals"] = float64(fit.evals)
 	plan.Params["fit_loss"] = fit.loss
@@ -245,11 +255,18 @@ func (s *Project) Solve(ctx context.Context, p *Problem) (*Result, error) {
 		plan.Params["n_estimate"] = ms.nHat
 	}
 	for i, g := range plan.groups {
+		scope, q := "family", p.Workload.Families()[g.family].Len
+		if g.attrs != nil {
+			scope, q = "marginal", cellsOf(p.Workload.Domain(), g.attrs)
+		}
 		res.Bounds = append(res.Bounds, Bound{
-			Scope:      "noise on " + g.label(p.Workload),
+			Scope:      scope,
+			Name:       g.label(p.Workload),
+			Queries:    q,
 			Value:      1.959963984540054 * ms.groupSigma[i],
 			Confidence: 0.95,
-			Method:     "per-query measurement noise (discrete Gaussian, σ as a fraction of n); the fit's bias is not covered",
+			Method: fmt.Sprintf("noise of each measured count: discrete Gaussian, σ = %.3g (fraction of rows), two-sided 95%% per query; "+
+				"the released answers are fitted to these measurements, and the fit's bias is not covered", ms.groupSigma[i]),
 		})
 	}
 	if err := checkDistribution(res.D); err != nil {

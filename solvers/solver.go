@@ -173,6 +173,9 @@ type Step struct {
 	// Selected is the workload query (or signed vertex) the step chose, -1
 	// if none.
 	Selected int `json:"selected"`
+	// Objective is the solver's own estimate of its objective from private
+	// quantities only (e.g. the fit's risk estimate), NaN if none.
+	Objective float64 `json:"objective"`
 	// MaxError is the workload max error of the current iterate against the
 	// data: internal, computed on the private data, not differentially
 	// private. NaN when not computed.
@@ -194,11 +197,15 @@ type Result struct {
 	Bounds []Bound
 }
 
-// Bound is an a-priori error bound: with probability at least Confidence
-// the error of every query in Scope is at most Value, because of the noise
-// the solver added (it does not cover the fit's bias).
+// Bound is an a-priori error bound derived from noise scales alone: with
+// probability at least Confidence the error of each of the Queries queries
+// it covers is at most Value. Method says what it covers (e.g. the noise of
+// a measurement, not the fit's bias).
 type Bound struct {
+	// Scope is "workload", "family" or "marginal"; Name identifies it.
 	Scope      string  `json:"scope"`
+	Name       string  `json:"name"`
+	Queries    int     `json:"queries"`
 	Value      float64 `json:"value"`
 	Confidence float64 `json:"confidence"`
 	Method     string  `json:"method"`

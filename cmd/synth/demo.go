@@ -1,47 +1,60 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
 
 	"github.com/spf13/pflag"
 
 	"github.com/dpsynth/synth/datasets"
-	"github.com/dpsynth/synth/ingest"
-	"github.com/dpsynth/synth/universe"
+	"github.com/dpsynth/synth/privacy"
+	"github.com/dpsynth/synth/release"
 )
 
 // demoOptions are the flags of "synth demo".
 type demoOptions struct {
+	outputOptions
 	Dataset string
-	// Out is reserved for the folder of the release (synthetic.parquet,
-	// report, manifest) once the pipeline writes one.
-	Out string
+	Out     string
+	Epsilon float64
+	Delta   float64
+	Solver  string
+	Seed    string
 }
 
 func (o *demoOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.Dataset, "dataset", "adult-reduced", "embedded dataset to run on (see datasets/README.md)")
-	fs.StringVar(&o.Out, "out", "", "output folder of the release (reserved: the demo does not write a release yet)")
+	fs.StringVar(&o.Dataset, "dataset", "adult-reduced", "embedded dataset to release (see datasets/README.md)")
+	fs.StringVar(&o.Out, "out", "", "output folder (default: a fresh folder under the system's temporary directory)")
+	fs.Float64Var(&o.Epsilon, "epsilon", 1, "privacy budget ε")
+	fs.Float64Var(&o.Delta, "delta", 1e-9, "privacy budget δ")
+	fs.StringVar(&o.Solver, "solver", "project", "solver")
+	fs.StringVar(&o.Seed, "seed", "", "seed the randomness (the output is then NOT private against anyone who knows it)")
+	o.outputOptions.AddFlags(fs)
 }
 
 func init() {
 	register(&command{
 		name:    "demo",
-		summary: "run the main job on an embedded dataset",
-		usage: `Reads the embedded adult-reduced dataset (no download, no file needed),
-validates it against its public domain and prints the universe summary and n.
-The demo stops after ingest for now: the private release is not wired yet.
+		summary: "release an embedded dataset end to end",
+		usage: `Releases the embedded adult-reduced dataset (no download, no file needed):
+all 3-way marginals, ε = 1, δ = 1e-9, replace-one neighbours, secure
+randomness. Prints where the outputs are and the headline errors.
 
 Examples:
   synth demo
-  synth demo --dataset titanic`,
+  synth demo --dataset titanic --epsilon 0.5 --out demo-out/`,
 		setup: func(fs *pflag.FlagSet) func(context.Context, *env, []string) error {
 			var o demoOptions
 			o.AddFlags(fs)
 			return func(ctx context.Context, e *env, args []string) error {
 				if len(args) > 0 {
 					return usagef("unexpected arguments %q", args)
+				}
+				if err := applyConfig(fs, o.Config); err != nil {
+					return err
 				}
 				return runDemo(ctx, e, &o)
 			}
@@ -50,41 +63,61 @@ Examples:
 }
 
 func runDemo(ctx context.Context, e *env, o *demoOptions) error {
-	if o.Out != "" {
-		return usagef("--out is reserved for the release output, which the demo does not write yet")
-	}
 	ds, err := datasets.Lookup(o.Dataset)
 	if err != nil {
 		return usagef("--dataset: %v", err)
 	}
-	d, err := loadEmbeddedDomain(ds)
+	// The inputs go to a scratch folder of their own, removed afterwards.
+	in, err := os.MkdirTemp("", "synth-demo-input-")
+	if err != nil {
+		return withCode(ExitCantOut, err)
+	}
+	defer os.RemoveAll(in)
+	data, domain, err := ds.Extract(in)
+	if err != nil {
+		return withCode(ExitCantOut, err)
+	}
+	out := o.Out
+	if out == "" {
+		if out, err = os.MkdirTemp("", "synth-demo-"); err != nil {
+			return withCode(ExitCantOut, err)
+		}
+	}
+	log, err := o.logger(e)
 	if err != nil {
 		return err
 	}
-	data, err := datasets.ReadFile(ds.Data)
-	if err != nil {
-		return withCode(ExitInternal, err)
+	cfg := &release.Config{
+		Data: data, Domain: domain, Marginals: 3,
+		Epsilon: o.Epsilon, Delta: o.Delta, Solver: o.Solver,
+		Out: out, Title: fmt.Sprintf("synth demo: %s, all 3-way marginals", ds.Name),
+		Version: version, Commit: commit(),
 	}
-	fmt.Fprintf(e.stdout, "synth demo: the embedded %s dataset (datasets/%s)\n\n", ds.Name, ds.Data)
-	printUniverse(e.stdout, d)
-	_, st, err := ingest.ReadCSV(ctx, bytes.NewReader(data), "datasets/"+ds.Data, d, ingest.Options{})
+	if o.Seed != "" {
+		s, err := strconv.ParseUint(o.Seed, 10, 64)
+		if err != nil {
+			return usagef("--seed must be a non-negative integer, got %q", o.Seed)
+		}
+		cfg.Seed = &s
+		if !o.Quiet {
+			fmt.Fprintf(e.stderr, "synth: warning: --seed given: %s\n", privacy.SeededWarning)
+		}
+	}
+	if !o.Quiet && !o.JSON {
+		fmt.Fprintf(e.stdout, "synth demo: releasing the embedded %s dataset (datasets/%s), all 3-way marginals, ε = %g, δ = %g\n",
+			ds.Name, ds.Data, o.Epsilon, o.Delta)
+	}
+	bar := newProgress(e, o.Quiet)
+	res, err := release.Run(ctx, cfg, &release.Hooks{Log: log, Progress: bar.update})
+	bar.done()
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(e.stdout)
-	printData(e.stdout, d, st, "")
-	fmt.Fprintf(e.stdout, "\nThe demo stops after ingest: workload, solver and privacy budget are not wired yet.\n")
+	if o.JSON {
+		return printJSONLine(e.stdout, res)
+	}
+	printOutcome(e, res)
+	fmt.Fprintf(e.stdout, "open %s in a browser for the error report (internal: computed on the data, not DP)\n",
+		filepath.Join(res.Dir, release.ReportHTMLFile))
 	return nil
-}
-
-func loadEmbeddedDomain(ds datasets.Dataset) (*universe.Domain, error) {
-	b, err := datasets.ReadFile(ds.Domain)
-	if err != nil {
-		return nil, withCode(ExitInternal, err)
-	}
-	d, err := universe.ParseDomain(b)
-	if err != nil {
-		return nil, &universe.DomainError{File: "datasets/" + ds.Domain, Err: err}
-	}
-	return d, nil
 }

@@ -6,6 +6,9 @@ import (
 	"io/fs"
 
 	"github.com/dpsynth/synth/ingest"
+	"github.com/dpsynth/synth/privacy"
+	"github.com/dpsynth/synth/query"
+	"github.com/dpsynth/synth/release"
 	"github.com/dpsynth/synth/universe"
 )
 
@@ -71,14 +74,28 @@ func exitCode(err error) int {
 		ie *ingest.DataError
 		re *ingest.ReadError
 		pe *fs.PathError
+		ce *release.ConfigError
+		rd *release.DataError
+		oc *release.CreateError
+		ow *release.WriteError
+		we *query.WorkloadError
+		tl *universe.TooLargeError
 	)
 	switch {
 	case err == nil:
 		return ExitOK
 	case errors.As(err, &ee):
 		return ee.code
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), errors.As(err, &ce):
 		return ExitUsage
+	case errors.Is(err, privacy.ErrBudgetExceeded):
+		return ExitBudget
+	case errors.As(err, &oc):
+		return ExitCantOut
+	case errors.As(err, &ow):
+		return ExitIO
+	case errors.As(err, &rd), errors.As(err, &we), errors.As(err, &tl):
+		return ExitData
 	case errors.Is(err, context.Canceled):
 		return ExitCanceled
 	case errors.As(err, &de), errors.As(err, &ve), errors.As(err, &ie):

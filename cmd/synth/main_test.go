@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -95,17 +97,130 @@ func TestInspectGolden(t *testing.T) {
 	}
 }
 
-func TestDemoGolden(t *testing.T) {
-	code, out, errs := run(t, "demo")
-	if code != ExitOK || errs != "" {
+// TestDemoSeededReport runs the demo with a seed on the embedded nltcs
+// dataset and compares its report.json with the golden one (run times
+// masked, numbers within a relative 1e-9).
+func TestDemoSeededReport(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, errs := run(t, "demo", "--dataset", "nltcs", "--seed", "1", "--out", out, "--json", "--quiet")
+	if code != ExitOK {
 		t.Fatalf("demo: exit %d, stderr %q", code, errs)
 	}
-	for _, w := range []string{"universe size: 336,000", "n: 48,842\n"} {
-		if !strings.Contains(out, w) {
-			t.Errorf("demo output does not contain %q", w)
+	var outcome struct {
+		Dir        string   `json:"dir"`
+		Rows       int64    `json:"rows"`
+		Records    int64    `json:"records"`
+		Files      []string `json:"files"`
+		Epsilon    float64  `json:"epsilon"`
+		Spent      float64  `json:"epsilon_spent"`
+		Randomness string   `json:"randomness"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &outcome); err != nil {
+		t.Fatalf("demo --json printed %q: %v", stdout, err)
+	}
+	if outcome.Dir != out || outcome.Rows != 21574 || outcome.Records != 21574 || outcome.Randomness != "seeded" {
+		t.Errorf("outcome = %+v, want dir %s, 21574 rows and records, seeded randomness", outcome, out)
+	}
+	if !(outcome.Spent <= outcome.Epsilon && outcome.Spent > 0.999*outcome.Epsilon) {
+		t.Errorf("spent ε = %v of %v, want the budget used and not exceeded", outcome.Spent, outcome.Epsilon)
+	}
+	for _, f := range outcome.Files {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("output %s: %v", f, err)
 		}
 	}
-	golden(t, "demo.golden", out)
+	got, err := os.ReadFile(filepath.Join(out, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = maskTimes(t, got)
+	path := filepath.Join(testdataDir(t), "demo-nltcs-report.golden.json")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	var g, w any
+	if err := json.Unmarshal(got, &g); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(want, &w); err != nil {
+		t.Fatal(err)
+	}
+	if diff := jsonDiff("", g, w); diff != "" {
+		t.Errorf("report.json differs from %s (run go test -update after checking): %s", path, diff)
+	}
+}
+
+// maskTimes zeroes the wall-clock fields of a report.
+func maskTimes(t *testing.T, b []byte) []byte {
+	t.Helper()
+	var r map[string]any
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	r["run_time_seconds"] = 0
+	if tr, ok := r["trace"].(map[string]any); ok {
+		tr["elapsed_seconds"] = 0
+		if ss, ok := tr["samples"].([]any); ok {
+			for _, s := range ss {
+				if m, ok := s.(map[string]any); ok {
+					for k := range m {
+						if strings.Contains(k, "elapsed") || strings.Contains(k, "seconds") {
+							m[k] = 0
+						}
+					}
+				}
+			}
+		}
+	}
+	out, err := json.MarshalIndent(r, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(out, '\n')
+}
+
+// jsonDiff returns the first difference between two decoded JSON values
+// (numbers compared within a relative 1e-9), or "".
+func jsonDiff(path string, a, b any) string {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return path + ": different objects"
+		}
+		for k, v := range x {
+			if d := jsonDiff(path+"."+k, v, y[k]); d != "" {
+				return d
+			}
+		}
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return path + ": different arrays"
+		}
+		for i := range x {
+			if d := jsonDiff(path+"["+strconv.Itoa(i)+"]", x[i], y[i]); d != "" {
+				return d
+			}
+		}
+	case float64:
+		y, ok := b.(float64)
+		if !ok || math.Abs(x-y) > 1e-9*math.Max(math.Abs(x), math.Abs(y)) {
+			return fmt.Sprintf("%s: %v, want %v", path, a, b)
+		}
+	default:
+		if a != b {
+			return fmt.Sprintf("%s: %v, want %v", path, a, b)
+		}
+	}
+	return ""
 }
 
 // TestBadInputExitCodes runs inspect on every file of ingest's bad-input
@@ -184,7 +299,6 @@ func TestExitCodes(t *testing.T) {
 		{"unknown flag", []string{"inspect", "--nope"}, ExitUsage, "unknown flag"},
 		{"help", []string{"inspect", "--help"}, ExitOK, "Examples:\n  synth inspect --domain"},
 		{"demo help", []string{"demo", "--help"}, ExitOK, "Examples:\n  synth demo"},
-		{"demo out reserved", []string{"demo", "--out", "x"}, ExitUsage, "--out is reserved"},
 		{"demo unknown dataset", []string{"demo", "--dataset", "nope"}, ExitUsage, `no shipped dataset "nope"`},
 	}
 	for _, tt := range tests {

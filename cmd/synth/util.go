@@ -43,3 +43,15 @@ func bigInt(v int64) *big.Int { return big.NewInt(v) }
 
 // fmtInt renders an integer with thousands separators, e.g. "48,842".
 func fmtInt(v int64) string { return universe.FormatCount(big.NewInt(v)) }
+
+// commit returns the git commit the binary was built from, if recorded.
+func commit() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				return s.Value
+			}
+		}
+	}
+	return ""
+}

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/dpsynth/synth/ingest"
+	"github.com/dpsynth/synth/universe"
+)
+
+// outputOptions are the flags every pipeline command shares: how it talks
+// to a person or a batch job.
+type outputOptions struct {
+	Config    string
+	Quiet     bool
+	Verbose   bool
+	LogFormat string
+	JSON      bool
+}
+
+func (o *outputOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Config, "config", "", "JSON file of flag values ({\"epsilon\": 1, ...}); flags on the command line override it")
+	fs.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress and no log messages (errors still go to stderr)")
+	fs.BoolVarP(&o.Verbose, "verbose", "v", false, "log each stage of the run on stderr")
+	fs.StringVar(&o.LogFormat, "log-format", "text", "log format on stderr: text or json")
+	fs.BoolVar(&o.JSON, "json", false, "print the outcome as one JSON line on stdout")
+}
+
+// logger returns the slog logger for the options (stderr; discarded with
+// --quiet).
+func (o *outputOptions) logger(e *env) (*slog.Logger, error) {
+	var w io.Writer = e.stderr
+	if o.Quiet {
+		w = io.Discard
+	}
+	opts := &slog.HandlerOptions{Level: slog.LevelWarn}
+	if o.Verbose {
+		opts.Level = slog.LevelInfo
+	}
+	switch o.LogFormat {
+	case "text", "":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, usagef("--log-format must be text or json, got %q", o.LogFormat)
+}
+
+// applyConfig sets every flag named in the JSON config file that was not
+// given on the command line. Unknown names are usage errors.
+func applyConfig(fs *pflag.FlagSet, path string) error {
+	if path == "" {
+		return nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var vals map[string]any
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.UseNumber()
+	if err := dec.Decode(&vals); err != nil {
+		return usagef("--config %s: not a JSON object of flag values: %v", path, err)
+	}
+	keys := make([]string, 0, len(vals))
+	for k := range vals {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		f := fs.Lookup(k)
+		if f == nil || k == "config" {
+			return usagef("--config %s: unknown setting %q (use the flag names of this command)", path, k)
+		}
+		if f.Changed {
+			continue // the command line wins
+		}
+		var s string
+		switch v := vals[k].(type) {
+		case string:
+			s = v
+		case json.Number:
+			s = v.String()
+		case bool:
+			s = strconv.FormatBool(v)
+		default:
+			return usagef("--config %s: setting %q must be a string, number or boolean", path, k)
+		}
+		if err := fs.Set(k, s); err != nil {
+			return usagef("--config %s: %s: %v", path, k, err)
+		}
+	}
+	return nil
+}
+
+// dataOptions are the flags that read the private table.
+type dataOptions struct {
+	Data           string
+	Format         string
+	CountColumn    string
+	Clamp          bool
+	UnknownToOther bool
+}
+
+func (o *dataOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Data, "data", "", "the private table: CSV with a header row, or Parquet")
+	fs.StringVar(&o.Format, "format", "auto", "format of --data: auto, csv or parquet")
+	fs.StringVar(&o.CountColumn, "count-column", "", "pre-aggregated input: the column holding each row's count (e.g. from a SQL GROUP BY)")
+	fs.BoolVar(&o.Clamp, "clamp", false, "clamp integer and numeric values outside the declared bounds (row-wise; counted in the manifest)")
+	fs.BoolVar(&o.UnknownToOther, "unknown-to-other", false, "map unknown categories to the attribute's declared \"other\" value")
+}
+
+func (o *dataOptions) format() (ingest.Format, error) {
+	f, err := ingest.ParseFormat(o.Format)
+	if err != nil {
+		return 0, usagef("--format: %v", err)
+	}
+	return f, nil
+}
+
+func (o *dataOptions) policy() universe.Policy {
+	return universe.Policy{Clamp: o.Clamp, UnknownToOther: o.UnknownToOther}
+}
+
+// workloadOptions name the workload: a file or the k-way shorthand.
+type workloadOptions struct {
+	Workload     string
+	Marginals    int
+	Sample       int
+	WorkloadSeed uint64
+}
+
+func (o *workloadOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Workload, "workload", "", "workload file (JSON): the queries the release must answer well")
+	fs.IntVar(&o.Marginals, "marginals", 0, "shorthand workload: all K-way marginals")
+	fs.IntVar(&o.Sample, "sample", 0, "with --marginals: a random sample of this many K-way marginals")
+	fs.Uint64Var(&o.WorkloadSeed, "workload-seed", 0, "seed of --sample (public: it picks queries, not noise)")
+}
+
+// printOutcomeJSON writes v as one JSON line.
+func printJSONLine(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}

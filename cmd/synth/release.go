@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/dpsynth/synth/privacy"
+	"github.com/dpsynth/synth/release"
+	"github.com/dpsynth/synth/solvers"
+)
+
+// releaseOptions are the flags of "synth release".
+type releaseOptions struct {
+	dataOptions
+	workloadOptions
+	outputOptions
+	Domain        string
+	Epsilon       float64
+	Delta         float64
+	Conversion    string
+	Neighbours    string
+	Solver        string
+	Setting       string
+	Rows          int64
+	Sampling      string
+	IntegerValues string
+	NumericValues string
+	Out           string
+	Force         bool
+	Seed          string
+	Holdout       float64
+	PublicReport  bool
+	MemoryCapMiB  uint64
+	Title         string
+}
+
+func (o *releaseOptions) AddFlags(fs *pflag.FlagSet) {
+	o.dataOptions.AddFlags(fs)
+	fs.StringVar(&o.Domain, "domain", "", "domain file (JSON): the public description of the table")
+	o.workloadOptions.AddFlags(fs)
+	fs.Float64Var(&o.Epsilon, "epsilon", 0, "privacy budget ε (required)")
+	fs.Float64Var(&o.Delta, "delta", 1e-9, "privacy budget δ")
+	fs.StringVar(&o.Conversion, "conversion", "tight", "zCDP to (ε, δ) conversion: tight (Canonne–Kamath–Steinke) or standard (ρ + 2√(ρ ln 1/δ))")
+	fs.StringVar(&o.Neighbours, "neighbours", "replace-one", "neighbouring relation: replace-one (n public) or add-remove (n private; project solver only)")
+	fs.StringVar(&o.Solver, "solver", "project", "solver: "+strings.Join(solvers.Names(), ", "))
+	fs.StringVar(&o.Setting, "setting", "tuned", "solver setting: tuned or paper (the seeds' printed parameters)")
+	fs.Int64Var(&o.Rows, "rows", 0, "synthetic rows to write (default n; more rows cost no privacy)")
+	fs.StringVar(&o.Sampling, "sampling", "systematic", "how rows are drawn from the distribution: systematic (each cell within one of N·D) or iid")
+	fs.StringVar(&o.IntegerValues, "integer-values", "point", "integer buckets become: point (lower bound) or uniform (a draw in the bucket)")
+	fs.StringVar(&o.NumericValues, "numeric-values", "point", "numeric bins become: point (midpoint) or uniform (a draw in the bin)")
+	fs.StringVar(&o.Out, "out", "", "output folder (created if needed)")
+	fs.BoolVar(&o.Force, "force", false, "replace an earlier release in --out")
+	fs.StringVar(&o.Seed, "seed", "", "seed the randomness (tests and demos: the output is NOT private against anyone who knows it)")
+	fs.Float64Var(&o.Holdout, "holdout", 0, "hold out this fraction of records to estimate the error against the population")
+	fs.BoolVar(&o.PublicReport, "public-report", false, "write reports with a-priori error bounds only (safe to publish) instead of the internal ones")
+	fs.Uint64Var(&o.MemoryCapMiB, "memory-cap", 4096, "largest explicit vector over the universe, in MiB")
+	fs.StringVar(&o.Title, "title", "", "title of the reports")
+	o.outputOptions.AddFlags(fs)
+}
+
+func init() {
+	register(&command{
+		name:    "release",
+		summary: "release a differentially private synthetic table",
+		usage: `Reads the data once, after the budget check, and writes to --out:
+synthetic.parquet, report.json and report.html (internal: computed on the
+private data, not differentially private; --public-report for bounds only)
+and manifest.json (the privacy spent). Every output is written atomically.
+
+Examples:
+  synth release --data adult.csv --domain adult-domain.json --marginals 3 \
+      --epsilon 1 --out release/
+  synth release --data t.parquet --domain d.json --workload w.json \
+      --epsilon 0.5 --delta 1e-9 --solver mwem --rows 100000 --out out/
+  synth release --config release.json --epsilon 2   # flags override the file`,
+		setup: func(fs *pflag.FlagSet) func(context.Context, *env, []string) error {
+			var o releaseOptions
+			o.AddFlags(fs)
+			return func(ctx context.Context, e *env, args []string) error {
+				if len(args) > 0 {
+					return usagef("unexpected arguments %q", args)
+				}
+				if err := applyConfig(fs, o.Config); err != nil {
+					return err
+				}
+				return runRelease(ctx, e, &o)
+			}
+		},
+	})
+}
+
+// config turns the options into the pipeline's settings.
+func (o *releaseOptions) config() (*release.Config, error) {
+	if o.Epsilon == 0 {
+		return nil, usagef("--epsilon is required")
+	}
+	format, err := o.format()
+	if err != nil {
+		return nil, err
+	}
+	cfg := &release.Config{
+		Data: o.Data, DataFormat: format, CountColumn: o.CountColumn, Policy: o.policy(),
+		Domain: o.Domain, Workload: o.Workload, Marginals: o.Marginals, Sample: o.Sample, WorkloadSeed: o.WorkloadSeed,
+		Epsilon: o.Epsilon, Delta: o.Delta, Solver: o.Solver, Setting: o.Setting, Rows: o.Rows,
+		Out: o.Out, Force: o.Force, Holdout: o.Holdout, PublicReport: o.PublicReport,
+		MemoryCap: o.MemoryCapMiB << 20, Title: o.Title, ConfigFile: o.Config,
+		Version: version, Commit: commit(),
+	}
+	switch o.Conversion {
+	case "tight":
+		cfg.Conversion = privacy.Tight
+	case "standard":
+		cfg.Conversion = privacy.Standard
+	default:
+		return nil, usagef("--conversion must be tight or standard, got %q", o.Conversion)
+	}
+	switch o.Neighbours {
+	case "replace-one":
+		cfg.Neighbours = solvers.ReplaceOne
+	case "add-remove":
+		cfg.Neighbours = solvers.AddRemove
+	default:
+		return nil, usagef("--neighbours must be replace-one or add-remove, got %q", o.Neighbours)
+	}
+	if cfg.Sampling, err = release.ParseSampleMethod(o.Sampling); err != nil {
+		return nil, usagef("--sampling: %v", err)
+	}
+	if cfg.Values.Integer, err = release.ParseValueRule(o.IntegerValues); err != nil {
+		return nil, usagef("--integer-values: %v", err)
+	}
+	if cfg.Values.Numeric, err = release.ParseValueRule(o.NumericValues); err != nil {
+		return nil, usagef("--numeric-values: %v", err)
+	}
+	if o.Seed != "" {
+		s, err := strconv.ParseUint(o.Seed, 10, 64)
+		if err != nil {
+			return nil, usagef("--seed must be a non-negative integer, got %q", o.Seed)
+		}
+		cfg.Seed = &s
+	}
+	return cfg, nil
+}
+
+func runRelease(ctx context.Context, e *env, o *releaseOptions) error {
+	cfg, err := o.config()
+	if err != nil {
+		return err
+	}
+	log, err := o.logger(e)
+	if err != nil {
+		return err
+	}
+	if cfg.Seed != nil && !o.Quiet {
+		fmt.Fprintf(e.stderr, "synth: warning: --seed given: %s\n", privacy.SeededWarning)
+	}
+	bar := newProgress(e, o.Quiet)
+	out, err := release.Run(ctx, cfg, &release.Hooks{Log: log, Progress: bar.update})
+	bar.done()
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		return printJSONLine(e.stdout, out)
+	}
+	printOutcome(e, out)
+	return nil
+}
+
+func printOutcome(e *env, out *release.Outcome) {
+	w := e.stdout
+	fmt.Fprintf(w, "released %d synthetic rows from %d records to %s\n", out.Rows, out.Records, out.Dir)
+	for _, f := range out.Files {
+		fmt.Fprintf(w, "  %s\n", f)
+	}
+	fmt.Fprintf(w, "privacy: (ε = %.6g, δ = %g) spent of (ε = %g, δ = %g) by %s (%s); randomness %s\n",
+		out.Spent, out.Delta, out.Epsilon, out.Delta, out.Solver, out.Setting, out.Randomness)
+	if out.Errors != nil {
+		fmt.Fprintf(w, "workload error of the rows (internal, not DP): max %.4g, mean %.3g, RMSE %.3g\n",
+			out.Errors.Max, out.Errors.Mean, out.Errors.RMSE)
+	}
+	for _, wn := range out.Warnings {
+		fmt.Fprintf(e.stderr, "synth: warning: %s\n", wn)
+	}
+	fmt.Fprintf(w, "done in %.2f s\n", out.Seconds)
+}
