@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/dpsynth/synth/ingest"
+	"github.com/dpsynth/synth/query"
 	"github.com/dpsynth/synth/universe"
 )
 
@@ -21,8 +22,7 @@ type inspectOptions struct {
 	CountColumn    string
 	Clamp          bool
 	UnknownToOther bool
-	// Workload: reserved for --workload FILE (compile the workload against
-	// the domain and report its shape); the query package wires it here.
+	workloadOptions
 }
 
 func (o *inspectOptions) AddFlags(fs *pflag.FlagSet) {
@@ -32,6 +32,7 @@ func (o *inspectOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.CountColumn, "count-column", "", "name of the count column of pre-aggregated data (GROUP BY output)")
 	fs.BoolVar(&o.Clamp, "clamp", false, "clamp integer and numeric values outside the declared bounds (row-wise, counted)")
 	fs.BoolVar(&o.UnknownToOther, "unknown-to-other", false, "map unknown categories to the attribute's declared \"other\" value (counted)")
+	o.workloadOptions.AddFlags(fs)
 }
 
 // ingestOptions turns the data flags into ingest options.
@@ -57,8 +58,14 @@ value against the domain and prints n, the distinct cells seen and the
 validation result; the first bad value stops the read with its file, row
 (1-based, header not counted) and column.
 
+With --workload (or --marginals K), reports the workload's shape: the number
+of queries m, its families, each marginal set with its cells, and the memory
+of its operator over the universe.
+
 Examples:
   synth inspect --domain adult-reduced-domain.json
+  synth inspect --domain adult-reduced-domain.json --marginals 3
+  synth inspect --domain adult-domain.json --workload workload.json
   synth inspect --domain adult-reduced-domain.json --data adult-reduced.csv
   synth inspect --domain people.json --data people.parquet --clamp --unknown-to-other
   synth inspect --domain people.json --data counts.csv --count-column n
@@ -95,7 +102,16 @@ func runInspect(ctx context.Context, e *env, o *inspectOptions) error {
 	}
 	fmt.Fprintf(e.stdout, "domain: %s\n\n", o.Domain)
 	printUniverse(e.stdout, d)
-	// The --workload report goes here.
+	if o.Workload != "" || o.Marginals > 0 {
+		wl, err := o.loadWorkload(d)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(e.stdout)
+		if err := wl.Describe(e.stdout, universe.DefaultMemoryCap); err != nil {
+			return err
+		}
+	}
 	if o.Data == "" {
 		return nil
 	}
@@ -153,4 +169,17 @@ func printData(w io.Writer, d *universe.Domain, st *ingest.Stats, countColumn st
 func attrOther(d *universe.Domain, name string) string {
 	i, _ := d.Index(name)
 	return d.Attr(i).Other
+}
+
+// loadWorkload reads the workload file or builds the k-way shorthand.
+func (o *workloadOptions) loadWorkload(d *universe.Domain) (*query.Workload, error) {
+	switch {
+	case o.Workload != "" && o.Marginals > 0:
+		return nil, usagef("give either --workload or --marginals, not both")
+	case o.Workload != "":
+		return query.Load(o.Workload, d)
+	case o.Sample > 0:
+		return query.SampleKWay(d, o.Marginals, o.Sample, o.WorkloadSeed)
+	}
+	return query.KWay(d, o.Marginals, nil)
 }
