@@ -61,12 +61,8 @@ func (w *Workload) Summary(memCap uint64) Summary {
 	s.VectorBytes = int64(k) * 8
 	p := newPlan(w, runtime.GOMAXPROCS(0))
 	s.ScratchBytes = int64(p.scratch) * 8
-	s.Tables = len(p.nodes)
-	work := 0
-	for _, n := range p.nodes {
-		work += n.size * len(n.children)
-	}
-	s.StageCellsPerK = float64(work) / float64(k)
+	s.Tables = len(p.nodes) + len(p.targets)
+	s.StageCellsPerK = p.work
 	return s
 }
 

@@ -13,3 +13,9 @@ var useAVX2 = cpu.X86.HasAVX2
 //
 //go:noescape
 func addToAVX2(dst, src []float64)
+
+// reduceSetAVX2 is reduceSet for s >= 4: each block of up to 16 lanes of a
+// row is summed over c in registers and stored once.
+//
+//go:noescape
+func reduceSetAVX2(dst, src []float64, O, n, s int)

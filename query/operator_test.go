@@ -232,15 +232,18 @@ func denseMatrix(w *Workload, defs map[int]testQuery) [][]float64 {
 func near(a, b, scale float64) bool { return math.Abs(a-b) <= 1e-12*max(1, scale) }
 
 type variant struct {
-	workers, chunk, parMin int
+	workers, tile, parMin int
 }
 
-var variants = []variant{{1, 2048, 1 << 16}, {2, 2048, 1}, {2, 3, 1}, {3, 5, 8}, {2, 1, 1}}
+// variants cover the default plan, one tile per cell (no inner attributes),
+// one tile for all of D (no prefix), and tilings in between, on 1 to 3
+// workers.
+var variants = []variant{{1, 2048, 1 << 16}, {2, 2048, 1}, {2, 3, 1}, {3, 5, 8}, {2, 1, 1}, {2, 1 << 30, 1}, {3, 40, 1}}
 
 func withVariant(v variant, f func()) {
-	oc, op := chunkCells, parallelMin
-	chunkCells, parallelMin = v.chunk, v.parMin
-	defer func() { chunkCells, parallelMin = oc, op }()
+	ot, op := tileCells, parallelMin
+	tileCells, parallelMin = v.tile, v.parMin
+	defer func() { tileCells, parallelMin = ot, op }()
 	f()
 }
 
