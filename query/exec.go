@@ -272,6 +272,11 @@ func (ex *exec) revTiles(w int) {
 			n := &p.nodes[ni]
 			dst := ex.localTable(w, ni, tile)
 			first := true
+			for _, c := range n.children {
+				ch := &p.nodes[c]
+				broadcast(dst, ex.localTable(w, c, nil), n.size/(ch.dropN*ch.dropS), ch.dropN, ch.dropS, !first)
+				first = false
+			}
 			for _, ti := range n.targets {
 				tg := &p.targets[ti]
 				r := tg.row(codes)
@@ -281,11 +286,6 @@ func (ex *exec) revTiles(w int) {
 				} else {
 					addTo(dst, gw[r:r+tg.usize])
 				}
-			}
-			for _, c := range n.children {
-				ch := &p.nodes[c]
-				broadcast(dst, ex.localTable(w, c, nil), n.size/(ch.dropN*ch.dropS), ch.dropN, ch.dropS, !first)
-				first = false
 			}
 			if ni == p.sumNode {
 				v := 0.0

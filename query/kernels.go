@@ -96,6 +96,11 @@ func reduceSet(dst, src []float64, O, n, s int) {
 // reduceLast sums groups of n consecutive elements of src: dst[o] =
 // Σ_c src[o·n+c].
 func reduceLast(dst, src []float64, n int) {
+	if useAVX2 && n >= 4 && len(dst) >= 4 {
+		o4 := len(dst) &^ 3
+		reduceLastAVX2(dst[:o4], src[:o4*n], n)
+		dst, src = dst[o4:], src[o4*n:]
+	}
 	switch n {
 	case 2:
 		for o := range dst {
@@ -130,6 +135,10 @@ func broadcast(dst, src []float64, O, n, s int, add bool) {
 	dst = dst[:O*n*s]
 	src = src[:O*s]
 	switch {
+	case s >= 4 && useAVX2:
+		broadcastAVX2(dst, src, O, n, s, add)
+	case s == 1 && n >= 4 && useAVX2:
+		broadcastLastAVX2(dst, src, n, add)
 	case s == 1:
 		for o, v := range src {
 			if add {

@@ -233,17 +233,19 @@ func near(a, b, scale float64) bool { return math.Abs(a-b) <= 1e-12*max(1, scale
 
 type variant struct {
 	workers, tile, parMin int
+	goKernels             bool // the Go bodies instead of the assembly kernels
 }
 
 // variants cover the default plan, one tile per cell (no inner attributes),
 // one tile for all of D (no prefix), and tilings in between, on 1 to 3
 // workers.
-var variants = []variant{{1, 2048, 1 << 16}, {2, 2048, 1}, {2, 3, 1}, {3, 5, 8}, {2, 1, 1}, {2, 1 << 30, 1}, {3, 40, 1}}
+var variants = []variant{{1, 2048, 1 << 16, false}, {2, 2048, 1, false}, {2, 3, 1, false}, {3, 5, 8, false}, {2, 1, 1, false}, {2, 1 << 30, 1, false}, {3, 40, 1, false}, {2, 7, 1, true}}
 
 func withVariant(v variant, f func()) {
-	ot, op := tileCells, parallelMin
+	ot, op, oa := tileCells, parallelMin, useAVX2
 	tileCells, parallelMin = v.tile, v.parMin
-	defer func() { tileCells, parallelMin = ot, op }()
+	useAVX2 = useAVX2 && !v.goKernels
+	defer func() { tileCells, parallelMin, useAVX2 = ot, op, oa }()
 	f()
 }
 

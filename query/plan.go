@@ -171,6 +171,20 @@ func newPlan(w *Workload, workers int) *plan {
 		}
 	}
 	pl.grow(0, parts)
+	// Adjoint writes the first child of a node and adds the others: put
+	// first the child whose broadcast adds worst (rows of s%4 != 0 lanes).
+	for ni := range pl.nodes {
+		slices.SortStableFunc(pl.nodes[ni].children, func(a, b int) int {
+			ka, kb := pl.nodes[a].dropS%4 != 0, pl.nodes[b].dropS%4 != 0
+			switch {
+			case ka && !kb:
+				return -1
+			case kb && !ka:
+				return 1
+			}
+			return 0
+		})
+	}
 	nodeOf := map[string]int{}
 	for ni := range pl.nodes {
 		if key := setKey(pl.nodes[ni].attrs); ni == 0 || nodeOf[key] == 0 {
