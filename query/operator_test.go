@@ -242,10 +242,13 @@ type variant struct {
 var variants = []variant{{1, 2048, 1 << 16, false}, {2, 2048, 1, false}, {2, 3, 1, false}, {3, 5, 8, false}, {2, 1, 1, false}, {2, 1 << 30, 1, false}, {3, 40, 1, false}, {2, 7, 1, true}}
 
 func withVariant(v variant, f func()) {
-	ot, op, oa := tileCells, parallelMin, useAVX2
+	ot, om, op, oa := tileCells, maxTileCells, parallelMin, useAVX2
 	tileCells, parallelMin = v.tile, v.parMin
+	if v.tile != ot { // a forced tiling: tiles of exactly the longest prefix holding v.tile cells
+		maxTileCells = v.tile
+	}
 	useAVX2 = useAVX2 && !v.goKernels
-	defer func() { tileCells, parallelMin, useAVX2 = ot, op, oa }()
+	defer func() { tileCells, maxTileCells, parallelMin, useAVX2 = ot, om, op, oa }()
 	f()
 }
 

@@ -2,6 +2,8 @@ package query
 
 import (
 	"fmt"
+	"math"
+	"math/bits"
 	"slices"
 	"sort"
 )
@@ -40,6 +42,10 @@ var tileCells = 2048
 // workers; smaller universes run on the calling goroutine. A variable so
 // that tests can split tiny universes.
 var parallelMin = 1 << 16
+
+// maxTileCells is the largest tile the planner considers (256 KiB of
+// float64, in the L2 cache with the local tables). A variable for tests.
+var maxTileCells = 1 << 15
 
 // node is one local table: the marginal of a tile on a set of inner
 // attributes. Node 0 is the tile itself.
@@ -120,17 +126,6 @@ func newPlan(w *Workload, workers int) *plan {
 	d := len(sizes)
 	k := prod(sizes)
 	pl := &plan{}
-	p, tile := 0, k
-	for p < d && tile/sizes[p] >= tileCells {
-		tile /= sizes[p]
-		p++
-	}
-	pl.p, pl.psizes, pl.tile, pl.nTiles = p, sizes[:p], tile, k/tile
-	inner := make([]int, d-p)
-	for i := range inner {
-		inner[i] = p + i
-	}
-	pl.nodes = []node{{attrs: inner, sizes: sizes[p:], size: tile, parent: -1, off: -1}}
 
 	// Targets and readouts.
 	byKey := map[string]int{}
@@ -141,7 +136,7 @@ func newPlan(w *Workload, workers int) *plan {
 		if !ok {
 			ti = len(pl.targets)
 			byKey[key] = ti
-			pl.targets = append(pl.targets, newTarget(b.attrs, sizes, p))
+			pl.targets = append(pl.targets, target{attrs: b.attrs})
 		}
 		cost := b.n
 		if b.kind == bProduct {
@@ -160,17 +155,66 @@ func newPlan(w *Workload, workers int) *plan {
 		t.cost += cost
 	}
 
-	// The local lattice serves the distinct inner parts.
-	var parts [][]int
-	seen := map[string]bool{setKey(inner): true}
-	for ti := range pl.targets {
-		u := pl.targets[ti].attrs[len(pl.targets[ti].attrs)-innerLen(pl.targets[ti].attrs, p):]
-		if key := setKey(u); len(u) > 0 && !seen[key] {
-			seen[key] = true
-			parts = append(parts, u)
+	// The tiling: the longest prefix whose tiles hold tileCells cells, or a
+	// shorter one with tiles of at most maxTileCells if the cost model
+	// prefers it (fewer target rows to add per cell of D against a larger
+	// local lattice).
+	pMax, tile := 0, k
+	for pMax < d && tile/sizes[pMax] >= tileCells {
+		tile /= sizes[pMax]
+		pMax++
+	}
+	bestP, bestCost := pMax, math.Inf(1)
+	var bestLP *latticePlanner
+	for p := pMax; p >= 0; p-- {
+		tile := prod(sizes[p:])
+		if p < pMax && tile > maxTileCells {
+			break
+		}
+		lp, T := pl.lattice(sizes, p)
+		if lp == nil {
+			if p == pMax {
+				bestP, bestLP = p, nil
+			}
+			break
+		}
+		c := tileNs + lp.plan(nil, -1, 1<<(d-p)-1, T, p)
+		for ti := range pl.targets {
+			t := &pl.targets[ti]
+			if len(t.attrs) < d && innerLen(t.attrs, p) > 0 {
+				c += callNs + scatterNs*float64(prod(innerSizes(t.attrs, sizes, p)))
+			}
+		}
+		if c /= float64(tile); c < bestCost {
+			bestP, bestCost, bestLP = p, c, lp
 		}
 	}
-	pl.grow(0, parts)
+	p := bestP
+	tile = prod(sizes[p:])
+	pl.p, pl.psizes, pl.tile, pl.nTiles = p, sizes[:p], tile, k/tile
+	for ti := range pl.targets {
+		pl.targets[ti] = newTarget(pl.targets[ti], sizes, p)
+	}
+	inner := make([]int, d-p)
+	for i := range inner {
+		inner[i] = p + i
+	}
+	pl.nodes = []node{{attrs: inner, sizes: sizes[p:], size: tile, parent: -1, off: -1}}
+	if bestLP != nil {
+		_, T := pl.lattice(sizes, p)
+		bestLP.plan(pl, 0, 1<<(d-p)-1, T, p)
+	} else { // too many attributes or inner parts for the planner's bit sets
+		var parts [][]int
+		seen := map[string]bool{setKey(inner): true}
+		for ti := range pl.targets {
+			u := pl.targets[ti].attrs[len(pl.targets[ti].attrs)-innerLen(pl.targets[ti].attrs, p):]
+			if key := setKey(u); len(u) > 0 && !seen[key] {
+				seen[key] = true
+				parts = append(parts, u)
+			}
+		}
+		pl.grow(0, parts)
+	}
 	// Adjoint writes the first child of a node and adds the others: put
 	// first the child whose broadcast adds worst (rows of s%4 != 0 lanes).
 	for ni := range pl.nodes {
@@ -223,6 +267,62 @@ func newPlan(w *Workload, workers int) *plan {
 	return pl
 }
 
+// innerSizes returns the sizes of the attributes of attrs at positions >= p.
+func innerSizes(attrs, sizes []int, p int) []int {
+	var out []int
+	for _, a := range attrs {
+		if a >= p {
+			out = append(out, sizes[a])
+		}
+	}
+	return out
+}
+
+// lattice returns the planner of the local lattice for prefix length p
+// and the set of its targets (the distinct inner parts that are neither
+// empty nor all inner attributes), or nil if they do not fit its bit sets.
+func (pl *plan) lattice(sizes []int, p int) (*latticePlanner, uint64) {
+	q := len(sizes) - p
+	if q > 63 {
+		return nil, 0
+	}
+	lp := &latticePlanner{sizes: sizes[p:], memo: map[[2]uint64]lchoice{}}
+	seen := map[uint64]bool{0: true, 1<<q - 1: true}
+	for ti := range pl.targets {
+		var u uint64
+		for _, a := range pl.targets[ti].attrs {
+			if a >= p {
+				u |= 1 << (a - p)
+			}
+		}
+		if !seen[u] {
+			seen[u] = true
+			lp.targets = append(lp.targets, u)
+		}
+	}
+	if len(lp.targets) > 64 {
+		return nil, 0
+	}
+	return lp, 1<<len(lp.targets) - 1
+}
+
+// addNode adds below node ni the table over the inner attributes of set
+// (bit i: domain position base+i), computed by summing out n codes with s
+// cells after them.
+func (pl *plan) addNode(ni int, set uint64, base int, sizes []int, n, s int) int {
+	c := node{parent: ni, dropN: n, dropS: s, off: -1, size: 1}
+	for r := set; r != 0; r &= r - 1 {
+		i := bits.TrailingZeros64(r)
+		c.attrs = append(c.attrs, base+i)
+		c.sizes = append(c.sizes, sizes[i])
+		c.size *= sizes[i]
+	}
+	ci := len(pl.nodes)
+	pl.nodes = append(pl.nodes, c)
+	pl.nodes[ni].children = append(pl.nodes[ni].children, ci)
+	return ci
+}
+
 // innerLen is the number of attributes of attrs at positions >= p.
 func innerLen(attrs []int, p int) int {
 	n := 0
@@ -234,8 +334,10 @@ func innerLen(attrs []int, p int) int {
 	return n
 }
 
-func newTarget(attrs, domSizes []int, p int) target {
-	t := target{attrs: attrs, sizes: make([]int, len(attrs)), strides: make([]int, len(attrs)), pstr: make([]int, p)}
+// newTarget completes t (attrs, items and cost set) for prefix length p.
+func newTarget(t target, domSizes []int, p int) target {
+	attrs := t.attrs
+	t.sizes, t.strides, t.pstr = make([]int, len(attrs)), make([]int, len(attrs)), make([]int, p)
 	for i, a := range attrs {
 		t.sizes[i] = domSizes[a]
 	}
