@@ -46,7 +46,7 @@ func reduceNs(size, n, s int) float64 {
 
 // maxStates bounds the dynamic programme; beyond it the planner falls back
 // to a greedy choice (sum out the attribute that the most targets exclude).
-const maxStates = 1 << 16
+const maxStates = 1 << 11
 
 // latticePlanner plans the local lattice over q inner attributes (bit i
 // of a set is inner attribute i) for targets given as attribute sets.
