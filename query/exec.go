@@ -1,6 +1,10 @@
 package query
 
-import "gonum.org/v1/gonum/floats"
+import (
+	"sync/atomic"
+
+	"gonum.org/v1/gonum/floats"
+)
 
 // exec runs a plan. It holds everything the workers touch, and nothing that
 // points back to the Operator, so that an unreachable Operator can stop its
@@ -20,7 +24,9 @@ type exec struct {
 	// (m) and writes out (k).
 	d, y, out []float64
 
-	ph int
+	ph     int
+	claim  atomic.Int64 // next unclaimed tile or target of the phase
+	joined []bool       // workers that took part in the tiles phase
 
 	cons [][]run // AddQuery: constraints per domain attribute
 	one  []run
@@ -50,6 +56,8 @@ func newExec(p *plan, w *Workload, k int) *exec {
 		ex.strides[i] = int(st)
 	}
 	s := ex.scratch
+	ex.joined = make([]bool, p.workers)
+	ex.joined[0] = true
 	for range p.workers {
 		ex.g = append(ex.g, s[:p.gsize:p.gsize])
 		s = s[p.gsize:]
@@ -60,29 +68,38 @@ func newExec(p *plan, w *Workload, k int) *exec {
 	return ex
 }
 
-// runPhase is worker w's share of the current phase.
+// runPhase is worker w's share of the current phase: it claims tiles or
+// targets until none is left.
 func (ex *exec) runPhase(w int) {
 	switch ex.ph {
 	case phTiles:
 		ex.fwdTiles(w)
 	case phTargets:
-		for _, ti := range ex.p.fwd[w] {
-			ex.fwdTarget(ti, true)
+		for i := ex.claim.Add(1) - 1; i < int64(len(ex.p.order)); i = ex.claim.Add(1) - 1 {
+			ex.fwdTarget(ex.p.order[i])
 		}
 	case phRTargets:
-		for _, ti := range ex.p.rev[w] {
-			ex.revTarget(ti)
+		for i := ex.claim.Add(1) - 1; i < int64(len(ex.p.order)); i = ex.claim.Add(1) - 1 {
+			ex.revTarget(ex.p.order[i])
 		}
 	case phRTiles:
 		ex.revTiles(w)
 	}
 }
 
-// answer is Answer on the calling goroutine.
+// nextTiles claims the next batch of tiles, or returns t0 >= t1.
+func (ex *exec) nextTiles() (t0, t1 int) {
+	b := int64(ex.p.batch)
+	t0 = int(ex.claim.Add(b) - b)
+	return t0, min(t0+ex.p.batch, ex.p.nTiles)
+}
+
+// answerSerial is Answer on the calling goroutine.
 func (ex *exec) answerSerial() {
+	ex.claim.Store(0)
 	ex.fwdTiles(0)
 	for ti := range ex.p.targets {
-		ex.fwdTarget(ti, false)
+		ex.fwdTarget(ti)
 	}
 }
 
@@ -91,6 +108,7 @@ func (ex *exec) adjointSerial() {
 	for ti := range ex.p.targets {
 		ex.revTarget(ti)
 	}
+	ex.claim.Store(0)
 	ex.revTiles(0)
 	ex.revFull()
 }
@@ -136,17 +154,20 @@ func (t *target) row(codes []int) int {
 	return r
 }
 
-// fwdTiles computes worker w's tiles' contributions to the target tables:
-// per tile, the local lattice, then each target's row += the tile's
-// marginal on the target's inner part.
+// fwdTiles claims tiles and adds their contributions to worker w's target
+// tables: per tile, the local lattice, then each target's row += the
+// tile's marginal on the target's inner part.
 func (ex *exec) fwdTiles(w int) {
-	p := ex.p
 	g := ex.g[w]
 	clear(g)
-	t0, t1 := p.bounds[w], p.bounds[w+1]
-	if t0 >= t1 {
-		return
+	for t0, t1 := ex.nextTiles(); t0 < t1; t0, t1 = ex.nextTiles() {
+		ex.fwdRange(w, g, t0, t1)
 	}
+}
+
+// fwdRange adds tiles [t0, t1) into g, worker w's target tables.
+func (ex *exec) fwdRange(w int, g []float64, t0, t1 int) {
+	p := ex.p
 	codes := ex.startCodes(w, t0)
 	for t := t0; t < t1; t++ {
 		tile := ex.d[t*p.tile : (t+1)*p.tile]
@@ -181,17 +202,17 @@ func (ex *exec) fwdTiles(w int) {
 	}
 }
 
-// fwdTarget sums the workers' partial tables of target ti (reduce) and
-// writes the answers of its blocks.
-func (ex *exec) fwdTarget(ti int, reduce bool) {
+// fwdTarget sums the partial tables of target ti of the workers that took
+// part, and writes the answers of its blocks.
+func (ex *exec) fwdTarget(ti int) {
 	t := &ex.p.targets[ti]
 	var tab []float64
 	if t.off < 0 {
 		tab = ex.d
 	} else {
 		tab = ex.g[0][t.off : t.off+t.size]
-		if reduce {
-			for w := 1; w < ex.p.workers; w++ {
+		for w := 1; w < len(ex.joined); w++ {
+			if ex.joined[w] {
 				addTo(tab, ex.g[w][t.off:t.off+t.size])
 			}
 		}
@@ -259,12 +280,15 @@ func (ex *exec) addWeights(it int, tab []float64) {
 // lattice backwards, each local table being the sum of its targets' weight
 // rows and its children broadcast over the attribute each sums out.
 func (ex *exec) revTiles(w int) {
+	for t0, t1 := ex.nextTiles(); t0 < t1; t0, t1 = ex.nextTiles() {
+		ex.revRange(w, t0, t1)
+	}
+}
+
+// revRange writes tiles [t0, t1) of the output.
+func (ex *exec) revRange(w, t0, t1 int) {
 	p := ex.p
 	gw := ex.g[0]
-	t0, t1 := p.bounds[w], p.bounds[w+1]
-	if t0 >= t1 {
-		return
-	}
 	codes := ex.startCodes(w, t0)
 	for t := t0; t < t1; t++ {
 		tile := ex.out[t*p.tile : (t+1)*p.tile]

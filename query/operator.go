@@ -116,8 +116,11 @@ func (op *Operator) Answer(d, out []float64) {
 		return
 	}
 	ex.ph = phTiles
+	ex.claim.Store(0)
 	op.team.run()
+	copy(ex.joined, op.team.joined) // the workers whose target tables hold tiles
 	ex.ph = phTargets
+	ex.claim.Store(0)
 	op.team.run()
 }
 
@@ -136,8 +139,10 @@ func (op *Operator) Adjoint(y, out []float64) {
 		return
 	}
 	ex.ph = phRTargets
+	ex.claim.Store(0)
 	op.team.run()
 	ex.ph = phRTiles
+	ex.claim.Store(0)
 	op.team.run()
 	ex.revFull()
 }

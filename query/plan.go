@@ -100,9 +100,8 @@ type plan struct {
 
 	workers int
 	serial  bool  // run everything on the calling goroutine
-	bounds  []int // tiles of worker w: [bounds[w], bounds[w+1])
-	fwd     [][]int
-	rev     [][]int
+	batch   int   // tiles claimed at a time
+	order   []int // targets, largest first
 	scratch int // cells of all scratch tables
 
 	work float64 // local table-cell adds per cell of D (Describe)
@@ -414,41 +413,24 @@ func dropCost(n *node, u int) float64 {
 	}
 }
 
-// schedule splits the tiles and the per-target work across the workers.
+// schedule sets the parallel work: tiles claimed in batches (about 8 per
+// worker, contiguous so that D is read in long runs), targets claimed
+// largest first.
 func (p *plan) schedule(workers, k int) {
 	if workers <= 1 || k < parallelMin || p.nTiles < 2 {
 		workers = 1
 		p.serial = true
 	}
 	p.workers = workers
-	p.bounds = make([]int, workers+1)
-	for w := range p.bounds {
-		p.bounds[w] = w * p.nTiles / workers
+	p.batch = max(1, p.nTiles/(8*workers))
+	if p.serial {
+		p.batch = p.nTiles
 	}
 	p.scratch = workers * (p.local + p.gsize)
-	p.fwd = p.assign(func(t *target) int { return (workers-1)*t.size + t.cost })
-	p.rev = p.assign(func(t *target) int { return t.size + t.cost })
-}
-
-// assign spreads the targets over the workers, largest first, each to the
-// least loaded worker.
-func (p *plan) assign(cost func(*target) int) [][]int {
-	order := make([]int, len(p.targets))
-	for i := range order {
-		order[i] = i
+	p.order = make([]int, len(p.targets))
+	for i := range p.order {
+		p.order[i] = i
 	}
-	sort.SliceStable(order, func(i, j int) bool { return cost(&p.targets[order[i]]) > cost(&p.targets[order[j]]) })
-	load := make([]int, p.workers)
-	out := make([][]int, p.workers)
-	for _, ti := range order {
-		w := 0
-		for i := range load {
-			if load[i] < load[w] {
-				w = i
-			}
-		}
-		load[w] += cost(&p.targets[ti])
-		out[w] = append(out[w], ti)
-	}
-	return out
+	cost := func(t *target) int { return workers*t.size + t.cost }
+	sort.SliceStable(p.order, func(i, j int) bool { return cost(&p.targets[p.order[i]]) > cost(&p.targets[p.order[j]]) })
 }
