@@ -35,8 +35,10 @@ func reduceNs(size, n, s int) float64 {
 		perCell = 0.12
 	case s == 1 && n >= 4:
 		perCell = 0.11
-	default:
+	case s == 1:
 		perCell = 0.3
+	default: // rows of 2 or 3: scalar Go
+		perCell = 1.0
 	}
 	if size > l1Cells {
 		perCell += l2Ns // the parent is read from the L2 cache
