@@ -163,44 +163,58 @@ func BenchmarkStep(b *testing.B) {
 			grad[i] = r.NormFloat64()
 		}
 		NewSoftmax(team).Apply(theta, d)
+		st.Apply(theta2, theta, grad, 0.1, d, d2) // per-chunk statistics allocated once
 		b.Run(fmt.Sprintf("k=%d/fused", k), func(b *testing.B) {
 			b.ReportAllocs()
+			cpu0 := cpuNanos()
 			for b.Loop() {
 				_, dot := st.Apply(theta2, theta, grad, 0.1, d, d2)
 				sink += dot
 			}
-			readRatio(b, k, d)
+			readRatio(b, k, d, cpu0)
 		})
 		b.Run(fmt.Sprintf("k=%d/separate", k), func(b *testing.B) {
 			sm := NewSoftmax(team)
 			var sj subJob
 			sj.t2, sj.t, sj.g, sj.s = theta2, theta, grad, 0.1
 			dj := dotJob{g: grad, a: d, b: d2, part: make([]float64, team.Workers())}
+			sm.Apply(theta2, d2) // per-chunk statistics allocated once
 			b.ReportAllocs()
+			cpu0 := cpuNanos()
 			for b.Loop() {
 				team.For(k, 512, &sj)
 				sm.Apply(theta2, d2)
 				team.For(k, 512, &dj)
 				sink += dj.part[0]
 			}
-			readRatio(b, k, d)
+			readRatio(b, k, d, cpu0)
 		})
 		team.Close()
 	}
 }
 
 // readRatio reports the benchmark's ns per cell, the ns per cell of b.N
-// plain reads of x timed right after it, and their ratio.
-func readRatio(b *testing.B, k int, x []float64) {
+// plain reads of x (one core) timed right after it, and their ratio, in
+// wall time and in process CPU time since cpu0 (on a loaded machine the
+// wall times include waiting for a core; with 2 workers the CPU times add
+// up both cores' work).
+func readRatio(b *testing.B, k int, x []float64, cpu0 int64) {
 	op := float64(b.Elapsed().Nanoseconds()) / float64(b.N) / float64(k)
-	start := time.Now()
+	opCPU := float64(cpuNanos()-cpu0) / float64(b.N) / float64(k)
+	start, c0 := time.Now(), cpuNanos()
 	for range b.N {
 		sink += floats.Sum(x)
 	}
+	readCPU := float64(cpuNanos()-c0) / float64(b.N) / float64(k)
 	read := float64(time.Since(start).Nanoseconds()) / float64(b.N) / float64(k)
 	b.ReportMetric(op, "ns/cell")
 	b.ReportMetric(read, "read-ns/cell")
 	b.ReportMetric(op/read, "x-read")
+	if readCPU > 0 {
+		b.ReportMetric(opCPU, "cpu-ns/cell")
+		b.ReportMetric(readCPU, "cpu-read-ns/cell")
+		b.ReportMetric(opCPU/readCPU, "cpu-x-read")
+	}
 }
 
 // subJob and dotJob are the separate passes of the unfused step.
