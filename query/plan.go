@@ -102,7 +102,7 @@ type plan struct {
 	serial  bool  // run everything on the calling goroutine
 	batch   int   // tiles claimed at a time
 	order   []int // targets, largest first
-	scratch int // cells of all scratch tables
+	scratch int   // cells of all scratch tables
 
 	work float64 // local table-cell adds per cell of D (Describe)
 }
