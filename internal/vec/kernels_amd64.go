@@ -12,6 +12,22 @@ import (
 // bodies on the same machine.
 var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
+// useAVX512 selects the AVX-512 exponential (8 lanes per instruction, with
+// VSCALEFPD and VRNDSCALEPD) over the AVX2 one; the other kernels are
+// AVX2 only (they are bound by memory, not by arithmetic).
+var useAVX512 = useAVX2 && cpu.X86.HasAVX512F
+
+// expC holds the constants of expShiftSumAVX512 as scalars (broadcast by
+// the instructions): LO, 710, 1/ln2, ln2Hi, ln2Lo, then the Taylor
+// coefficients 1/13!, ..., 1/0!.
+var expC = func() (c [19]float64) {
+	c[0], c[1], c[2], c[3], c[4] = expLo, 710, 1/math.Ln2, ln2Hi, ln2Lo
+	for i := range 14 {
+		c[5+i] = expK[7+i][0]
+	}
+	return c
+}()
+
 // expK holds the constants of expShiftSumAVX2, each repeated 4 times so
 // that the kernel can use them as 256-bit memory operands.
 var expK = func() (k [expKLen][4]float64) {
@@ -43,6 +59,12 @@ var expK = func() (k [expKLen][4]float64) {
 //
 //go:noescape
 func expShiftSumAVX2(dst, src []float64, shift float64) (n int, sum float64)
+
+// expShiftSumAVX512 is ExpShiftSum for len(src) a multiple of 16; it
+// stops before the first block of 16 holding a NaN (after the shift).
+//
+//go:noescape
+func expShiftSumAVX512(dst, src []float64, shift float64) (n int, sum float64)
 
 // subScaledMaxAVX2 is subScaledMax for len(x) a positive multiple of 8.
 //

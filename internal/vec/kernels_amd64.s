@@ -233,3 +233,102 @@ scloop:
 	JLT     scloop
 	VZEROUPPER
 	RET
+
+// func expShiftSumAVX512(dst, src []float64, shift float64) (n int, sum float64)
+// ExpShiftSum with AVX-512: len(src) is a multiple of 16, 16 exponentials
+// per iteration in two chains (Z0.., Z1..). x is clamped to [LO, 710]
+// (lanes at or below LO are zeroed, 2^k·p overflows to +Inf above
+// 709.78 by VSCALEFPD); k = round(x/ln2) by VRNDSCALEPD, r and e^r as in
+// the AVX2 kernel; it stops before the first block holding a NaN.
+TEXT ·expShiftSumAVX512(SB), NOSPLIT, $0-72
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         src_base+24(FP), SI
+	MOVQ         src_len+32(FP), CX
+	VBROADCASTSD shift+48(FP), Z15
+	LEAQ         ·expC(SB), R8
+	XORQ         AX, AX
+	VXORPD       Z13, Z13, Z13
+	VXORPD       Z14, Z14, Z14
+	CMPQ         AX, CX
+	JGE          x5done
+
+x5loop:
+	VMOVUPD  (SI)(AX*8), Z0
+	VMOVUPD  64(SI)(AX*8), Z1
+	VSUBPD   Z15, Z0, Z0
+	VSUBPD   Z15, Z1, Z1
+	VCMPPD   $0x03, Z0, Z0, K1 // UNORD: NaN
+	VCMPPD   $0x03, Z1, Z1, K3
+	KORW     K1, K3, K1
+	KORTESTW K1, K1
+	JNZ      x5done
+
+	VCMPPD.BCST $0x1e, (R8), Z0, K2 // x > LO
+	VCMPPD.BCST $0x1e, (R8), Z1, K3
+	VMAXPD.BCST (R8), Z0, Z0
+	VMAXPD.BCST (R8), Z1, Z1
+	VMINPD.BCST 8(R8), Z0, Z0
+	VMINPD.BCST 8(R8), Z1, Z1
+
+	VMULPD.BCST  16(R8), Z0, Z4 // x/ln2
+	VMULPD.BCST  16(R8), Z1, Z5
+	VRNDSCALEPD  $0, Z4, Z4     // k, to nearest
+	VRNDSCALEPD  $0, Z5, Z5
+	VFNMADD231PD.BCST 24(R8), Z4, Z0 // r = x − k·ln2 (two parts)
+	VFNMADD231PD.BCST 24(R8), Z5, Z1
+	VFNMADD231PD.BCST 32(R8), Z4, Z0
+	VFNMADD231PD.BCST 32(R8), Z5, Z1
+
+	VBROADCASTSD 40(R8), Z6 // Horner from 1/13! down to 1/0!
+	VBROADCASTSD 40(R8), Z7
+	VFMADD213PD.BCST 48(R8), Z0, Z6
+	VFMADD213PD.BCST 48(R8), Z1, Z7
+	VFMADD213PD.BCST 56(R8), Z0, Z6
+	VFMADD213PD.BCST 56(R8), Z1, Z7
+	VFMADD213PD.BCST 64(R8), Z0, Z6
+	VFMADD213PD.BCST 64(R8), Z1, Z7
+	VFMADD213PD.BCST 72(R8), Z0, Z6
+	VFMADD213PD.BCST 72(R8), Z1, Z7
+	VFMADD213PD.BCST 80(R8), Z0, Z6
+	VFMADD213PD.BCST 80(R8), Z1, Z7
+	VFMADD213PD.BCST 88(R8), Z0, Z6
+	VFMADD213PD.BCST 88(R8), Z1, Z7
+	VFMADD213PD.BCST 96(R8), Z0, Z6
+	VFMADD213PD.BCST 96(R8), Z1, Z7
+	VFMADD213PD.BCST 104(R8), Z0, Z6
+	VFMADD213PD.BCST 104(R8), Z1, Z7
+	VFMADD213PD.BCST 112(R8), Z0, Z6
+	VFMADD213PD.BCST 112(R8), Z1, Z7
+	VFMADD213PD.BCST 120(R8), Z0, Z6
+	VFMADD213PD.BCST 120(R8), Z1, Z7
+	VFMADD213PD.BCST 128(R8), Z0, Z6
+	VFMADD213PD.BCST 128(R8), Z1, Z7
+	VFMADD213PD.BCST 136(R8), Z0, Z6
+	VFMADD213PD.BCST 136(R8), Z1, Z7
+	VFMADD213PD.BCST 144(R8), Z0, Z6
+	VFMADD213PD.BCST 144(R8), Z1, Z7
+
+	VSCALEFPD Z4, Z6, Z6 // e^r·2^k
+	VSCALEFPD Z5, Z7, Z7
+	VMOVAPD.Z Z6, K2, Z6 // 0 at or below LO
+	VMOVAPD.Z Z7, K3, Z7
+
+	VMOVUPD Z6, (DI)(AX*8)
+	VMOVUPD Z7, 64(DI)(AX*8)
+	VADDPD  Z6, Z13, Z13
+	VADDPD  Z7, Z14, Z14
+	ADDQ    $16, AX
+	CMPQ    AX, CX
+	JLT     x5loop
+
+x5done:
+	VADDPD        Z14, Z13, Z13
+	VEXTRACTF64X4 $1, Z13, Y0
+	VADDPD        Y13, Y0, Y13
+	VEXTRACTF128  $1, Y13, X0
+	VADDPD        X13, X0, X0
+	VHADDPD       X0, X0, X0
+	VZEROUPPER
+	MOVQ          AX, n+56(FP)
+	MOVSD         X0, sum+64(FP)
+	RET

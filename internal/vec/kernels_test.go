@@ -1,7 +1,6 @@
 package vec
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -20,11 +19,14 @@ func expRef(x float64) float64 {
 // have them) and with the Go bodies.
 func forPaths(t *testing.T, f func(t *testing.T)) {
 	t.Helper()
-	saved := useAVX2
-	defer func() { useAVX2 = saved }()
-	if saved {
-		useAVX2 = true
-		t.Run("asm", f)
+	s2, s5 := useAVX2, useAVX512
+	defer func() { useAVX2, useAVX512 = s2, s5 }()
+	if s5 {
+		t.Run("avx512", f)
+	}
+	useAVX512 = false
+	if s2 {
+		t.Run("avx2", f)
 	}
 	useAVX2 = false
 	t.Run("go", f)
@@ -179,24 +181,33 @@ func TestKernels(t *testing.T) {
 	})
 }
 
+// BenchmarkExpShiftSumPaths times ExpShiftSum over 4096 values (in L1) on
+// each path this machine has, in wall and process CPU time per value.
 func BenchmarkExpShiftSumPaths(b *testing.B) {
 	x := make([]float64, 4096)
 	for i := range x {
 		x[i] = -float64(i) / 100
 	}
 	dst := make([]float64, len(x))
-	saved := useAVX2
-	defer func() { useAVX2 = saved }()
-	for _, asm := range []bool{true, false} {
-		if asm && !saved {
+	s2, s5 := useAVX2, useAVX512
+	defer func() { useAVX2, useAVX512 = s2, s5 }()
+	for _, path := range []struct {
+		name     string
+		avx2, v5 bool
+	}{{"avx512", true, true}, {"avx2", true, false}, {"go", false, false}} {
+		if path.avx2 && !s2 || path.v5 && !s5 {
 			continue
 		}
-		b.Run(fmt.Sprintf("asm=%v", asm), func(b *testing.B) {
-			useAVX2 = asm
+		b.Run(path.name, func(b *testing.B) {
+			useAVX2, useAVX512 = path.avx2, path.v5
+			cpu0 := cpuNanos()
 			for b.Loop() {
 				sink = ExpShiftSum(dst, x, 0)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(x)), "ns/exp")
+			if c := cpuNanos() - cpu0; c > 0 {
+				b.ReportMetric(float64(c)/float64(b.N*len(x)), "cpu-ns/exp")
+			}
 		})
 	}
 }
