@@ -18,6 +18,7 @@ type exec struct {
 	scratch []float64
 	loc     [][]float64 // per worker: local tables
 	g       [][]float64 // per worker: target tables (worker 0's hold the result; in Adjoint, the weights)
+	tbuf    [][]float64 // per worker: a tile of Adjoint's output, when it is streamed
 	codes   [][]int     // per worker: prefix codes of the current tile
 
 	// The current call: Answer reads d and writes out (m); Adjoint reads y
@@ -63,6 +64,10 @@ func newExec(p *plan, w *Workload, k int) *exec {
 		s = s[p.gsize:]
 		ex.loc = append(ex.loc, s[:p.local:p.local])
 		s = s[p.local:]
+		if p.stream {
+			ex.tbuf = append(ex.tbuf, s[:p.tile:p.tile])
+			s = s[p.tile:]
+		}
 		ex.codes = append(ex.codes, make([]int, p.p))
 	}
 	return ex
@@ -292,6 +297,9 @@ func (ex *exec) revRange(w, t0, t1 int) {
 	codes := ex.startCodes(w, t0)
 	for t := t0; t < t1; t++ {
 		tile := ex.out[t*p.tile : (t+1)*p.tile]
+		if p.stream {
+			tile = ex.tbuf[w]
+		}
 		for ni := len(p.nodes) - 1; ni >= 0; ni-- { // children before parents
 			n := &p.nodes[ni]
 			dst := ex.localTable(w, ni, tile)
@@ -328,6 +336,9 @@ func (ex *exec) revRange(w, t0, t1 int) {
 			if first {
 				clear(dst)
 			}
+		}
+		if p.stream {
+			streamCopy(ex.out[t*p.tile:(t+1)*p.tile], tile)
 		}
 		ex.nextCodes(codes)
 	}

@@ -60,6 +60,18 @@ func sum(s []float64) float64 {
 	return a0 + a1
 }
 
+// streamCopy copies src into dst without reading dst's cache lines first
+// (non-temporal stores where available): for an output much larger than
+// the caches, written once, this saves the read that an ordinary store
+// makes of every line it writes.
+func streamCopy(dst, src []float64) {
+	if useAVX2 {
+		ntCopyAVX2(dst[:len(src)], src)
+		return
+	}
+	copy(dst, src)
+}
+
 // fill sets every element of dst to v.
 func fill(dst []float64, v float64) {
 	for i := range dst {

@@ -41,3 +41,8 @@ func broadcastAVX2(dst, src []float64, O, n, s int, add bool)
 //
 //go:noescape
 func broadcastLastAVX2(dst, src []float64, n int, add bool)
+
+// ntCopyAVX2 copies src into dst (same length) with non-temporal stores.
+//
+//go:noescape
+func ntCopyAVX2(dst, src []float64)

@@ -633,3 +633,58 @@ blAddNext:
 blDone:
 	VZEROUPPER
 	RET
+
+// func ntCopyAVX2(dst, src []float64)
+// dst = src with non-temporal stores (no read of dst's lines into the
+// cache): scalar moves until dst is 32-byte aligned, then 16 elements per
+// iteration, the tail scalar, and SFENCE so that the stores are visible
+// before the caller signals another goroutine.
+TEXT ·ntCopyAVX2(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), DI
+	MOVQ src_base+24(FP), SI
+	MOVQ src_len+32(FP), CX
+	XORQ AX, AX
+
+ntHead:
+	CMPQ  AX, CX
+	JGE   ntDone
+	LEAQ  (DI)(AX*8), DX
+	TESTQ $31, DX
+	JZ    ntBody
+	MOVSD (SI)(AX*8), X0
+	MOVSD X0, (DI)(AX*8)
+	INCQ  AX
+	JMP   ntHead
+
+ntBody:
+	MOVQ CX, BX
+	SUBQ AX, BX
+	ANDQ $-16, BX
+	ADDQ AX, BX   // end of the 16-element blocks
+
+ntLoop:
+	CMPQ     AX, BX
+	JGE      ntTail
+	VMOVUPD  (SI)(AX*8), Y0
+	VMOVUPD  32(SI)(AX*8), Y1
+	VMOVUPD  64(SI)(AX*8), Y2
+	VMOVUPD  96(SI)(AX*8), Y3
+	VMOVNTPD Y0, (DI)(AX*8)
+	VMOVNTPD Y1, 32(DI)(AX*8)
+	VMOVNTPD Y2, 64(DI)(AX*8)
+	VMOVNTPD Y3, 96(DI)(AX*8)
+	ADDQ     $16, AX
+	JMP      ntLoop
+
+ntTail:
+	CMPQ  AX, CX
+	JGE   ntDone
+	MOVSD (SI)(AX*8), X0
+	MOVSD X0, (DI)(AX*8)
+	INCQ  AX
+	JMP   ntTail
+
+ntDone:
+	SFENCE
+	VZEROUPPER
+	RET

@@ -18,3 +18,5 @@ func broadcastAVX2(dst, src []float64, O, n, s int, add bool) {
 func broadcastLastAVX2(dst, src []float64, n int, add bool) {
 	panic("query: no AVX2 kernel on this platform")
 }
+
+func ntCopyAVX2(dst, src []float64) { panic("query: no AVX2 kernel on this platform") }

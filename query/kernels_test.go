@@ -104,3 +104,31 @@ func TestReduceBroadcastKernels(t *testing.T) {
 		}
 	})
 }
+
+// TestStreamCopy checks streamCopy for every length up to 40 at every
+// alignment of a float64 within 32 bytes (the scalar head and tail around
+// the non-temporal blocks).
+func TestStreamCopy(t *testing.T) {
+	forKernels(t, func(t *testing.T) {
+		buf := make([]float64, 64)
+		for off := range 4 {
+			for n := range 41 {
+				src := make([]float64, n)
+				for i := range src {
+					src[i] = float64(i + 1)
+				}
+				clear(buf)
+				streamCopy(buf[off:off+n], src)
+				for i, v := range buf {
+					want := 0.0
+					if i >= off && i < off+n {
+						want = src[i-off]
+					}
+					if v != want {
+						t.Fatalf("streamCopy(off %d, n %d): [%d] = %v, want %v", off, n, i, v, want)
+					}
+				}
+			}
+		}
+	})
+}

@@ -234,21 +234,25 @@ func near(a, b, scale float64) bool { return math.Abs(a-b) <= 1e-12*max(1, scale
 type variant struct {
 	workers, tile, parMin int
 	goKernels             bool // the Go bodies instead of the assembly kernels
+	stream                bool // Adjoint streams its tiles out (as for universes beyond the caches)
 }
 
 // variants cover the default plan, one tile per cell (no inner attributes),
 // one tile for all of D (no prefix), and tilings in between, on 1 to 3
 // workers.
-var variants = []variant{{1, 2048, 1 << 16, false}, {2, 2048, 1, false}, {2, 3, 1, false}, {3, 5, 8, false}, {2, 1, 1, false}, {2, 1 << 30, 1, false}, {3, 40, 1, false}, {2, 7, 1, true}}
+var variants = []variant{{1, 2048, 1 << 16, false, false}, {2, 2048, 1, false, false}, {2, 3, 1, false, true}, {3, 5, 8, false, false}, {2, 1, 1, false, false}, {2, 1 << 30, 1, false, false}, {3, 40, 1, false, true}, {2, 7, 1, true, true}}
 
 func withVariant(v variant, f func()) {
-	ot, om, op, oa := tileCells, maxTileCells, parallelMin, useAVX2
+	ot, om, op, oa, os := tileCells, maxTileCells, parallelMin, useAVX2, streamBytes
 	tileCells, parallelMin = v.tile, v.parMin
+	if v.stream {
+		streamBytes = 0
+	}
 	if v.tile != ot { // a forced tiling: tiles of exactly the longest prefix holding v.tile cells
 		maxTileCells = v.tile
 	}
 	useAVX2 = useAVX2 && !v.goKernels
-	defer func() { tileCells, maxTileCells, parallelMin, useAVX2 = ot, om, op, oa }()
+	defer func() { tileCells, maxTileCells, parallelMin, useAVX2, streamBytes = ot, om, op, oa, os }()
 	f()
 }
 

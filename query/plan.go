@@ -43,6 +43,12 @@ var tileCells = 2048
 // that tests can split tiny universes.
 var parallelMin = 1 << 16
 
+// streamBytes is the size of D from which Adjoint writes its output with
+// non-temporal stores: beyond the last-level cache, the output's lines
+// would otherwise be read from memory before being written. A variable for
+// tests.
+var streamBytes = 64 << 20
+
 // maxTileCells is the largest tile the planner considers (256 KiB of
 // float64, in the L2 cache with the local tables). A variable for tests.
 var maxTileCells = 1 << 15
@@ -100,6 +106,7 @@ type plan struct {
 
 	workers int
 	serial  bool  // run everything on the calling goroutine
+	stream  bool  // Adjoint assembles each tile in scratch and streams it out
 	batch   int   // tiles claimed at a time
 	order   []int // targets, largest first
 	scratch int   // cells of all scratch tables
@@ -426,7 +433,11 @@ func (p *plan) schedule(workers, k int) {
 	if p.serial {
 		p.batch = p.nTiles
 	}
+	p.stream = k*8 >= streamBytes
 	p.scratch = workers * (p.local + p.gsize)
+	if p.stream {
+		p.scratch += workers * p.tile
+	}
 	p.order = make([]int, len(p.targets))
 	for i := range p.order {
 		p.order[i] = i
