@@ -18,24 +18,26 @@ import (
 // a contiguous run of cells over the remaining (inner) attributes, small
 // enough to stay in the L1 or L2 cache. Within a tile, a small lattice of
 // local tables computes the tile's marginal on the inner part of every
-// target (each local table is its parent with one inner attribute summed
-// out, so summing out an attribute once serves every table below that
-// excludes it). The tile's marginal on a target's inner part is then added
-// into the target table at the row of the tile's prefix codes. D is read
-// once, sequentially; the local tables never leave the cache; the target
-// tables are the only tables written across tiles. Workers take contiguous
-// ranges of tiles, each with its own local tables and target tables, which
-// are summed at the end.
+// target (each local table is its parent with a run of consecutive inner
+// attributes summed out, so summing out attributes once serves every table
+// below that excludes them; lattice.go plans it). The tile's marginal on a
+// target's inner part is then added into the target table at the row of
+// the tile's prefix codes. D is read once, sequentially; the local tables
+// never leave the cache; the target tables are the only tables written
+// across tiles. Workers claim batches of consecutive tiles, each worker
+// with its own local tables and target tables, which are summed at the
+// end.
 //
 // Adjoint runs the same plan backwards: the weights of each target's
 // queries form a weight table of the target's shape; per tile, the rows of
 // those tables at the tile's prefix codes are broadcast back up the local
 // lattice, and the tile of the output is written once.
 
-// tileCells is the smallest tile: the prefix is the longest run of leading
-// attributes whose inner cells still number at least tileCells (16 KiB of
-// float64). A variable so that tests can cut tiny universes into many
-// tiles.
+// tileCells is the smallest tile: the longest prefix considered is the
+// longest run of leading attributes whose inner cells still number at
+// least tileCells (16 KiB of float64); the planner may choose a shorter
+// prefix (larger tiles, up to maxTileCells). A variable so that tests can
+// cut tiny universes into many tiles.
 var tileCells = 2048
 
 // parallelMin is the universe size from which a call is split across the
@@ -60,9 +62,8 @@ type node struct {
 	sizes    []int // sizes of attrs
 	size     int   // product of sizes
 	parent   int   // -1 for the tile
-	drop     int   // position in the parent's attrs of the attribute summed out
-	dropN    int   // its size
-	dropS    int   // its stride in the parent (cells after it)
+	dropN    int   // codes of the run of attributes summed out of the parent
+	dropS    int   // cells after the run in the parent
 	children []int
 	off      int   // offset of the table in a worker's local scratch; tile: -1
 	targets  []int // targets whose inner part is this node's set
@@ -365,7 +366,8 @@ func newTarget(t target, domSizes []int, p int) target {
 }
 
 // grow adds below node ni the children that serve targets (strict subsets
-// of ni's set), greedily: summing out the attribute that the most targets
+// of ni's set), for lattices beyond the bit sets of latticePlanner,
+// greedily: summing out the attribute that the most targets
 // exclude, preferring cheap kernels and small children.
 func (p *plan) grow(ni int, targets [][]int) {
 	for len(targets) > 0 {
@@ -384,7 +386,7 @@ func (p *plan) grow(ni int, targets [][]int) {
 			}
 		}
 		a := n.attrs[best]
-		child := node{parent: ni, drop: best, dropN: n.sizes[best], dropS: prod(n.sizes[best+1:]), off: -1}
+		child := node{parent: ni, dropN: n.sizes[best], dropS: prod(n.sizes[best+1:]), off: -1}
 		child.attrs = slices.Delete(slices.Clone(n.attrs), best, best+1)
 		child.sizes = slices.Delete(slices.Clone(n.sizes), best, best+1)
 		child.size = n.size / n.sizes[best]
