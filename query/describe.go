@@ -29,7 +29,10 @@ type Summary struct {
 	VectorBytes    int64 // one float64 vector over the universe (D)
 	AnswerBytes    int64 // one vector of answers
 	ScratchBytes   int64 // the operator's marginal tables
-	Tables         int   // tables in the operator's lattice, D included
+	Tables         int   // local tables of a tile (the tile included) and target tables
+	// StageCellsPerK is the number of table cells added to per cell of D
+	// in one Answer (the local lattice and the rows added into the target
+	// tables).
 	StageCellsPerK float64
 }
 
