@@ -24,12 +24,12 @@ type Summary struct {
 
 	// Explicit is false when the universe is too large for an explicit
 	// vector (then the byte counts below are zero and Reason says why).
-	Explicit       bool
-	Reason         string
-	VectorBytes    int64 // one float64 vector over the universe (D)
-	AnswerBytes    int64 // one vector of answers
-	ScratchBytes   int64 // the operator's marginal tables
-	Tables         int   // local tables of a tile (the tile included) and target tables
+	Explicit     bool
+	Reason       string
+	VectorBytes  int64 // one float64 vector over the universe (D)
+	AnswerBytes  int64 // one vector of answers
+	ScratchBytes int64 // the operator's marginal tables
+	Tables       int   // local tables of a tile (the tile included) and target tables
 	// StageCellsPerK is the number of table cells added to per cell of D
 	// in one Answer (the local lattice and the rows added into the target
 	// tables).
