@@ -11,11 +11,15 @@ import (
 )
 
 // Benchmarks of the fused operator against one plain sequential read of D
-// (gonum's assembly floats.Sum, the memory-bandwidth limit). Answer and
-// Adjoint report their ns per cell, the ns per cell of as many plain reads
-// timed right after them ("read-ns/cell") and the ratio ("x-read"). Run with
+// (gonum's assembly floats.Sum on one core, the memory-bandwidth limit).
+// Answer and Adjoint report their wall time per cell of D ("ns/cell"), the
+// wall time per cell of as many plain reads timed right after them
+// ("read-ns/cell") and the ratio ("x-read"), and the same three figures in
+// process CPU time ("cpu-ns/cell", "cpu-read-ns/cell", "cpu-x-read"): on a
+// shared, loaded machine the wall times include waiting for a core, the
+// CPU times do not (with 2 workers they add up both cores' work). Run with
 //
-//	go test ./query -run '^$' -bench Operator -count 5
+//	go test ./query -run '^$' -bench Operator -cpu 1,2 -count 5
 //
 // docs/BENCHMARKS.md records the figures.
 
@@ -96,16 +100,24 @@ func BenchmarkOperator(b *testing.B) {
 			// readRatio times b.N plain reads of d right after the loop, so
 			// that the ratio compares figures from the same moment of a
 			// shared, noisy machine.
+			var cpu0 int64
 			readRatio := func(b *testing.B) {
 				op := perCell(b)
-				start := time.Now()
+				opCPU := float64(cpuNanos()-cpu0) / float64(b.N) / float64(k)
+				start, c0 := time.Now(), cpuNanos()
 				for range b.N {
 					sink += floats.Sum(d)
 				}
+				readCPU := float64(cpuNanos()-c0) / float64(b.N) / float64(k)
 				read := float64(time.Since(start).Nanoseconds()) / float64(b.N) / float64(k)
 				b.ReportMetric(op, "ns/cell")
 				b.ReportMetric(read, "read-ns/cell")
 				b.ReportMetric(op/read, "x-read")
+				if readCPU > 0 {
+					b.ReportMetric(opCPU, "cpu-ns/cell")
+					b.ReportMetric(readCPU, "cpu-read-ns/cell")
+					b.ReportMetric(opCPU/readCPU, "cpu-x-read")
+				}
 			}
 			b.Run("read", func(b *testing.B) {
 				b.ReportAllocs()
@@ -118,6 +130,7 @@ func BenchmarkOperator(b *testing.B) {
 			b.Run("Answer", func(b *testing.B) {
 				b.ReportAllocs()
 				b.SetBytes(int64(8 * k))
+				cpu0 = cpuNanos()
 				for b.Loop() {
 					op.Answer(d, ans)
 				}
@@ -126,6 +139,7 @@ func BenchmarkOperator(b *testing.B) {
 			b.Run("Adjoint", func(b *testing.B) {
 				b.ReportAllocs()
 				b.SetBytes(int64(8 * k))
+				cpu0 = cpuNanos()
 				for b.Loop() {
 					op.Adjoint(ans, d)
 				}

@@ -24,12 +24,15 @@ type Summary struct {
 
 	// Explicit is false when the universe is too large for an explicit
 	// vector (then the byte counts below are zero and Reason says why).
-	Explicit       bool
-	Reason         string
-	VectorBytes    int64 // one float64 vector over the universe (D)
-	AnswerBytes    int64 // one vector of answers
-	ScratchBytes   int64 // the operator's marginal tables
-	Tables         int   // tables in the operator's lattice, D included
+	Explicit     bool
+	Reason       string
+	VectorBytes  int64 // one float64 vector over the universe (D)
+	AnswerBytes  int64 // one vector of answers
+	ScratchBytes int64 // the operator's marginal tables
+	Tables       int   // local tables of a tile (the tile included) and target tables
+	// StageCellsPerK is the number of table cells added to per cell of D
+	// in one Answer (the local lattice and the rows added into the target
+	// tables).
 	StageCellsPerK float64
 }
 
@@ -61,12 +64,8 @@ func (w *Workload) Summary(memCap uint64) Summary {
 	s.VectorBytes = int64(k) * 8
 	p := newPlan(w, runtime.GOMAXPROCS(0))
 	s.ScratchBytes = int64(p.scratch) * 8
-	s.Tables = len(p.nodes)
-	work := 0
-	for _, n := range p.nodes {
-		work += n.size * len(n.children)
-	}
-	s.StageCellsPerK = float64(work) / float64(k)
+	s.Tables = len(p.nodes) + len(p.targets)
+	s.StageCellsPerK = p.work
 	return s
 }
 

@@ -20,15 +20,17 @@
 // Compile returns an Operator over an explicit distribution D (a []float64
 // of length K): Answer (A·D), Adjoint (Aᵀ·y), AddQuery (x += s·q_j on q_j's
 // support only) and Range. Every query reads the marginal table of its
-// attribute set; the tables come from a lattice planned from the public
-// workload, in which each table is its parent with one attribute summed
-// out. D is read once, in cache-sized chunks that every first-level table
-// consumes while they are in L1 (one fused pass, not one per marginal);
-// later tables are computed from smaller ones; Adjoint runs the lattice
-// backwards and writes its output once. Large stages are split across the
-// workers (by blocks of a leading attribute, so that each worker writes its
-// own part, or with per-worker partial sums), small ones run as whole
-// subtrees per worker. The hot loops allocate nothing.
+// attribute set (its target). D is read once, sequentially, in tiles that
+// stay in the cache: a tile is D with the codes of the leading attributes
+// fixed. Per tile, a lattice of local tables, each its parent with a run of
+// attributes summed out (planned from the public workload by dynamic
+// programming under a cost model of the kernels), gives the tile's
+// marginal on every target's remaining attributes, which is added into the
+// target's table at the row of the tile's leading codes. Workers claim
+// tiles and keep their own target tables, summed at the end. Adjoint runs
+// the plan backwards and writes each tile of its output once. The
+// reductions and broadcasts are AVX2 assembly on amd64 (the purego build
+// tag selects the portable Go). The hot loops allocate nothing.
 //
 // Privacy: the package computes; it does not protect. Workloads are public
 // input (the random sample of marginals uses a public, reproducible seed and

@@ -1,6 +1,10 @@
 package query
 
-import "gonum.org/v1/gonum/floats"
+import (
+	"sync/atomic"
+
+	"gonum.org/v1/gonum/floats"
+)
 
 // exec runs a plan. It holds everything the workers touch, and nothing that
 // points back to the Operator, so that an unreachable Operator can stop its
@@ -12,234 +16,343 @@ type exec struct {
 	strides []int // domain strides
 	k, m    int
 	scratch []float64
+	loc     [][]float64 // per worker: local tables
+	g       [][]float64 // per worker: target tables (worker 0's hold the result; in Adjoint, the weights)
+	tbuf    [][]float64 // per worker: a tile of Adjoint's output, when it is streamed
+	codes   [][]int     // per worker: prefix codes of the current tile
 
 	// The current call: Answer reads d and writes out (m); Adjoint reads y
 	// (m) and writes out (k).
 	d, y, out []float64
 
 	ph     int
-	phNode int
+	claim  atomic.Int64 // next unclaimed tile or target of the phase
+	joined []bool       // workers that took part in the tiles phase
 
 	cons [][]run // AddQuery: constraints per domain attribute
 	one  []run
 }
 
 const (
-	phStage = iota
-	phReduce
-	phTasks
-	phRTasks
-	phRStage
+	phTiles = iota
+	phTargets
+	phRTargets
+	phRTiles
 )
 
-// runPhase is worker w's share of the current phase.
+func newExec(p *plan, w *Workload, k int) *exec {
+	d := w.dom.Len()
+	ex := &exec{
+		p:       p,
+		blocks:  w.blocks,
+		sizes:   w.dom.Sizes(),
+		strides: make([]int, d),
+		k:       k,
+		m:       w.m,
+		scratch: make([]float64, p.scratch),
+		cons:    make([][]run, d),
+		one:     make([]run, d),
+	}
+	for i, st := range w.dom.Strides() {
+		ex.strides[i] = int(st)
+	}
+	s := ex.scratch
+	ex.joined = make([]bool, p.workers)
+	ex.joined[0] = true
+	for range p.workers {
+		ex.g = append(ex.g, s[:p.gsize:p.gsize])
+		s = s[p.gsize:]
+		ex.loc = append(ex.loc, s[:p.local:p.local])
+		s = s[p.local:]
+		if p.stream {
+			ex.tbuf = append(ex.tbuf, s[:p.tile:p.tile])
+			s = s[p.tile:]
+		}
+		ex.codes = append(ex.codes, make([]int, p.p))
+	}
+	return ex
+}
+
+// runPhase is worker w's share of the current phase: it claims tiles or
+// targets until none is left.
 func (ex *exec) runPhase(w int) {
 	switch ex.ph {
-	case phStage:
-		n := &ex.p.nodes[ex.phNode]
-		ex.stageFwd(ex.phNode, w, n.bounds[w], n.bounds[w+1], true)
-	case phReduce:
-		ex.reducePartials(ex.phNode, w)
-	case phTasks:
-		for _, ti := range ex.p.fwd[w] {
-			ex.taskFwd(&ex.p.tasks[ti])
+	case phTiles:
+		ex.fwdTiles(w)
+	case phTargets:
+		for i := ex.claim.Add(1) - 1; i < int64(len(ex.p.order)); i = ex.claim.Add(1) - 1 {
+			ex.fwdTarget(ex.p.order[i])
 		}
-	case phRTasks:
-		for _, ti := range ex.p.rev[w] {
-			ex.taskRev(&ex.p.tasks[ti])
+	case phRTargets:
+		for i := ex.claim.Add(1) - 1; i < int64(len(ex.p.order)); i = ex.claim.Add(1) - 1 {
+			ex.revTarget(ex.p.order[i])
 		}
-	case phRStage:
-		n := &ex.p.nodes[ex.phNode]
-		ex.stageRev(ex.phNode, n.bounds[w], n.bounds[w+1])
+	case phRTiles:
+		ex.revTiles(w)
 	}
 }
 
-// fwdTable is node ni's marginal table during Answer.
-func (ex *exec) fwdTable(ni int) []float64 {
+// nextTiles claims the next batch of tiles, or returns t0 >= t1.
+func (ex *exec) nextTiles() (t0, t1 int) {
+	b := int64(ex.p.batch)
+	t0 = int(ex.claim.Add(b) - b)
+	return t0, min(t0+ex.p.batch, ex.p.nTiles)
+}
+
+// answerSerial is Answer on the calling goroutine.
+func (ex *exec) answerSerial() {
+	ex.claim.Store(0)
+	ex.fwdTiles(0)
+	for ti := range ex.p.targets {
+		ex.fwdTarget(ti)
+	}
+}
+
+// adjointSerial is Adjoint on the calling goroutine.
+func (ex *exec) adjointSerial() {
+	for ti := range ex.p.targets {
+		ex.revTarget(ti)
+	}
+	ex.claim.Store(0)
+	ex.revTiles(0)
+	ex.revFull()
+}
+
+// localTable is local node ni's table for worker w, or the tile for node 0.
+func (ex *exec) localTable(w, ni int, tile []float64) []float64 {
+	if ni == 0 {
+		return tile
+	}
 	n := &ex.p.nodes[ni]
-	if n.off < 0 {
-		return ex.d
-	}
-	return ex.scratch[n.off : n.off+n.size]
+	return ex.loc[w][n.off : n.off+n.size]
 }
 
-// revTable is node ni's weight table during Adjoint.
-func (ex *exec) revTable(ni int) []float64 {
-	n := &ex.p.nodes[ni]
-	if n.off < 0 {
-		return ex.out
+// startCodes sets worker w's prefix codes to those of tile t.
+func (ex *exec) startCodes(w, t int) []int {
+	codes := ex.codes[w]
+	for j := len(codes) - 1; j >= 0; j-- {
+		s := ex.p.psizes[j]
+		codes[j] = t % s
+		t /= s
 	}
-	return ex.scratch[n.off : n.off+n.size]
+	return codes
 }
 
-// childBuf is where worker w accumulates child ci of node n.
-func (ex *exec) childBuf(n *node, ci, w int) []float64 {
-	c := &ex.p.nodes[n.children[ci]]
-	if w > 0 && n.partial != nil && n.partial[ci] {
-		off := n.poff[ci][w]
-		return ex.scratch[off : off+c.size]
-	}
-	return ex.scratch[c.off : c.off+c.size]
-}
-
-// stageFwd computes the children of node ni from chunks [j0, j1) of its
-// table: each chunk is read once and summed into every child while it is in
-// cache. In a parallel stage a child whose part is this worker's own is
-// zeroed on that part only; otherwise the whole (partial) child is zeroed.
-func (ex *exec) stageFwd(ni, w, j0, j1 int, parallel bool) {
-	n := &ex.p.nodes[ni]
-	g := &n.g
-	sizeT := n.sizes[g.t]
-	src := ex.fwdTable(ni)
-	_, _, _, X, _ := g.chunk(j0, sizeT)
-	_, _, _, Y, _ := g.chunk(j1, sizeT)
-	for ci, c := range n.children {
-		dst := ex.childBuf(n, ci, w)
-		if parallel && !n.partial[ci] {
-			dn := ex.p.nodes[c].dropN
-			clear(dst[X/dn : Y/dn])
-		} else {
-			clear(dst)
+// nextCodes advances the prefix codes to the next tile.
+func (ex *exec) nextCodes(codes []int) {
+	for j := len(codes) - 1; j >= 0; j-- {
+		codes[j]++
+		if codes[j] < ex.p.psizes[j] {
+			return
 		}
+		codes[j] = 0
 	}
-	for j := j0; j < j1; j++ {
-		o, c0, c1, x, ln := g.chunk(j, sizeT)
-		chunk := src[x : x+ln]
-		for ci, c := range n.children {
-			ch := &ex.p.nodes[c]
-			dst := ex.childBuf(n, ci, w)
-			u, dn, ds := ch.drop, ch.dropN, ch.dropS
-			switch {
-			case u < g.t:
-				off := (x/(dn*ds))*ds + x%ds
-				addTo(dst[off:off+ln], chunk)
-			case u == g.t:
-				reduceBlocks(dst[o*g.inner:(o+1)*g.inner], chunk, 1, c1-c0, g.inner)
-			default:
-				reduceBlocks(dst[x/dn:(x+ln)/dn], chunk, ln/(dn*ds), dn, ds)
+}
+
+// row is the offset in worker scratch of target t's row for the prefix
+// codes.
+func (t *target) row(codes []int) int {
+	r := t.off
+	for j, c := range codes {
+		r += c * t.pstr[j]
+	}
+	return r
+}
+
+// fwdTiles claims tiles and adds their contributions to worker w's target
+// tables: per tile, the local lattice, then each target's row += the
+// tile's marginal on the target's inner part.
+func (ex *exec) fwdTiles(w int) {
+	g := ex.g[w]
+	clear(g)
+	for t0, t1 := ex.nextTiles(); t0 < t1; t0, t1 = ex.nextTiles() {
+		ex.fwdRange(w, g, t0, t1)
+	}
+}
+
+// fwdRange adds tiles [t0, t1) into g, worker w's target tables.
+func (ex *exec) fwdRange(w int, g []float64, t0, t1 int) {
+	p := ex.p
+	codes := ex.startCodes(w, t0)
+	for t := t0; t < t1; t++ {
+		tile := ex.d[t*p.tile : (t+1)*p.tile]
+		for ni := range p.nodes {
+			n := &p.nodes[ni]
+			if len(n.children) == 0 {
+				continue
+			}
+			src := ex.localTable(w, ni, tile)
+			for _, c := range n.children {
+				ch := &p.nodes[c]
+				reduceSet(ex.localTable(w, c, nil), src, n.size/(ch.dropN*ch.dropS), ch.dropN, ch.dropS)
 			}
 		}
-	}
-}
-
-// reducePartials adds the workers' partial children of node ni into the
-// children; worker w sums its share of the cells.
-func (ex *exec) reducePartials(ni, w int) {
-	n := &ex.p.nodes[ni]
-	W := ex.p.workers
-	for ci, c := range n.children {
-		if !n.partial[ci] {
-			continue
-		}
-		size := ex.p.nodes[c].size
-		lo, hi := w*size/W, (w+1)*size/W
-		dst := ex.childBuf(n, ci, 0)[lo:hi]
-		for v := 1; v < W; v++ {
-			addTo(dst, ex.childBuf(n, ci, v)[lo:hi])
-		}
-	}
-}
-
-// stageRev writes chunks [j0, j1) of node ni's weight table: the weights of
-// the marginal blocks reading it, plus its children's weight tables
-// broadcast over the attribute each one sums out.
-func (ex *exec) stageRev(ni, j0, j1 int) {
-	n := &ex.p.nodes[ni]
-	g := &n.g
-	sizeT := n.sizes[g.t]
-	dst := ex.revTable(ni)
-	for j := j0; j < j1; j++ {
-		o, c0, c1, x, ln := g.chunk(j, sizeT)
-		pc := dst[x : x+ln]
-		clear(pc)
-		for _, it := range n.items {
-			b := &ex.blocks[ex.p.items[it].block]
-			if b.kind == bMarginal {
-				addScaled(pc, b.weight, ex.y[b.off+x:b.off+x+ln])
+		tsum, summed := 0.0, false
+		for ti := range p.targets {
+			tg := &p.targets[ti]
+			if tg.off < 0 {
+				continue
 			}
-		}
-		for _, c := range n.children {
-			ch := &ex.p.nodes[c]
-			cb := ex.revTable(c)
-			u, dn, ds := ch.drop, ch.dropN, ch.dropS
-			switch {
-			case u < g.t:
-				off := (x/(dn*ds))*ds + x%ds
-				addTo(pc, cb[off:off+ln])
-			case u == g.t:
-				row := cb[o*g.inner : (o+1)*g.inner]
-				if g.inner == 1 {
-					addConst(pc, row[0])
-					break
+			r := tg.row(codes)
+			if tg.node < 0 {
+				if !summed {
+					tsum, summed = sum(ex.localTable(w, p.sumNode, tile)), true
 				}
-				for cc := range c1 - c0 {
-					addTo(pc[cc*g.inner:(cc+1)*g.inner], row)
-				}
-			default:
-				broadcastBlocks(pc, cb[x/dn:(x+ln)/dn], ln/(dn*ds), dn, ds)
+				g[r] += tsum
+				continue
 			}
+			addTo(g[r:r+tg.usize], ex.localTable(w, tg.node, tile))
 		}
+		ex.nextCodes(codes)
 	}
 }
 
-// sparseRev adds the weights of the range, predicate and prefix queries
-// reading node ni into its weight table.
-func (ex *exec) sparseRev(ni int) {
-	n := &ex.p.nodes[ni]
-	t := ex.revTable(ni)
-	for _, it := range n.items {
-		b := &ex.blocks[ex.p.items[it].block]
-		switch b.kind {
-		case bProduct:
-			boxWalk(t, b.weight*ex.y[b.off], true, n.sizes, n.strides, b.runs, len(n.sizes)-1, 0, 0)
-		case bPrefix:
-			acc := 0.0
-			for c := b.n - 1; c >= 0; c-- {
-				acc += ex.y[b.off+c]
-				t[c] += b.weight * acc
+// fwdTarget sums the partial tables of target ti of the workers that took
+// part, and writes the answers of its blocks.
+func (ex *exec) fwdTarget(ti int) {
+	t := &ex.p.targets[ti]
+	var tab []float64
+	if t.off < 0 {
+		tab = ex.d
+	} else {
+		tab = ex.g[0][t.off : t.off+t.size]
+		for w := 1; w < len(ex.joined); w++ {
+			if ex.joined[w] {
+				addTo(tab, ex.g[w][t.off:t.off+t.size])
 			}
 		}
 	}
+	for _, it := range t.items {
+		ex.readout(it, tab)
+	}
 }
 
-// readout writes the answers of item it from its table.
-func (ex *exec) readout(it int) {
+// readout writes the answers of item it from its target table.
+func (ex *exec) readout(it int, tab []float64) {
 	item := &ex.p.items[it]
 	b := &ex.blocks[item.block]
-	n := &ex.p.nodes[item.node]
-	t := ex.fwdTable(item.node)
+	t := &ex.p.targets[item.target]
 	q := ex.out[b.off : b.off+b.n]
 	switch b.kind {
 	case bMarginal:
-		floats.ScaleTo(q, b.weight, t)
+		floats.ScaleTo(q, b.weight, tab)
 	case bProduct:
-		q[0] = b.weight * boxWalk(t, 0, false, n.sizes, n.strides, b.runs, len(n.sizes)-1, 0, 0)
+		q[0] = b.weight * boxWalk(tab, 0, false, t.sizes, t.strides, b.runs, len(t.sizes)-1, 0, 0)
 	case bPrefix:
 		acc := 0.0
 		for c := range q {
-			acc += t[c]
+			acc += tab[c]
 			q[c] = b.weight * acc
 		}
 	}
 }
 
-func (ex *exec) taskFwd(t *task) {
-	for _, ni := range t.nodes {
-		n := &ex.p.nodes[ni]
-		if len(n.children) > 0 {
-			ex.stageFwd(ni, 0, 0, n.g.nChunks, false)
-		}
+// revTarget writes target ti's weight table (in worker 0's target
+// scratch): the weights of the queries of its blocks on its cells.
+func (ex *exec) revTarget(ti int) {
+	t := &ex.p.targets[ti]
+	if t.off < 0 {
+		return // the full set: added to the output by revFull
 	}
+	tab := ex.g[0][t.off : t.off+t.size]
+	clear(tab)
 	for _, it := range t.items {
-		ex.readout(it)
+		ex.addWeights(it, tab)
 	}
 }
 
-func (ex *exec) taskRev(t *task) {
-	for i := len(t.nodes) - 1; i >= 0; i-- {
-		ni := t.nodes[i]
-		ex.stageRev(ni, 0, ex.p.nodes[ni].g.nChunks)
-		ex.sparseRev(ni)
+// addWeights adds the weights of item it's queries to the cells of tab,
+// its target's table (or the output, for the full set).
+func (ex *exec) addWeights(it int, tab []float64) {
+	item := &ex.p.items[it]
+	b := &ex.blocks[item.block]
+	t := &ex.p.targets[item.target]
+	switch b.kind {
+	case bMarginal:
+		addScaled(tab, b.weight, ex.y[b.off:b.off+b.n])
+	case bProduct:
+		boxWalk(tab, b.weight*ex.y[b.off], true, t.sizes, t.strides, b.runs, len(t.sizes)-1, 0, 0)
+	case bPrefix:
+		acc := 0.0
+		for c := b.n - 1; c >= 0; c-- {
+			acc += ex.y[b.off+c]
+			tab[c] += b.weight * acc
+		}
+	}
+}
+
+// revTiles writes worker w's tiles of the output: per tile, the local
+// lattice backwards, each local table being the sum of its targets' weight
+// rows and its children broadcast over the attribute each sums out.
+func (ex *exec) revTiles(w int) {
+	for t0, t1 := ex.nextTiles(); t0 < t1; t0, t1 = ex.nextTiles() {
+		ex.revRange(w, t0, t1)
+	}
+}
+
+// revRange writes tiles [t0, t1) of the output.
+func (ex *exec) revRange(w, t0, t1 int) {
+	p := ex.p
+	gw := ex.g[0]
+	codes := ex.startCodes(w, t0)
+	for t := t0; t < t1; t++ {
+		tile := ex.out[t*p.tile : (t+1)*p.tile]
+		if p.stream {
+			tile = ex.tbuf[w]
+		}
+		for ni := len(p.nodes) - 1; ni >= 0; ni-- { // children before parents
+			n := &p.nodes[ni]
+			dst := ex.localTable(w, ni, tile)
+			first := true
+			for _, c := range n.children {
+				ch := &p.nodes[c]
+				broadcast(dst, ex.localTable(w, c, nil), n.size/(ch.dropN*ch.dropS), ch.dropN, ch.dropS, !first)
+				first = false
+			}
+			for _, ti := range n.targets {
+				tg := &p.targets[ti]
+				r := tg.row(codes)
+				if first {
+					copy(dst, gw[r:r+tg.usize])
+					first = false
+				} else {
+					addTo(dst, gw[r:r+tg.usize])
+				}
+			}
+			if ni == p.sumNode {
+				v := 0.0
+				for ti := range p.targets {
+					if tg := &p.targets[ti]; tg.node < 0 {
+						v += gw[tg.row(codes)]
+					}
+				}
+				if first {
+					fill(dst, v)
+					first = false
+				} else if v != 0 {
+					addConst(dst, v)
+				}
+			}
+			if first {
+				clear(dst)
+			}
+		}
+		if p.stream {
+			streamCopy(ex.out[t*p.tile:(t+1)*p.tile], tile)
+		}
+		ex.nextCodes(codes)
+	}
+}
+
+// revFull adds the weights of the blocks reading the full attribute set
+// (D itself) to the output.
+func (ex *exec) revFull() {
+	for ti := range ex.p.targets {
+		if t := &ex.p.targets[ti]; t.off < 0 {
+			for _, it := range t.items {
+				ex.addWeights(it, ex.out)
+			}
+		}
 	}
 }
 

@@ -60,23 +60,71 @@ func sum(s []float64) float64 {
 	return a0 + a1
 }
 
-// reduceBlocks sums out the middle axis of src, an O × n × s array, into
-// dst, an O × s array: dst[o·s+i] += Σ_c src[(o·n+c)·s+i].
-func reduceBlocks(dst, src []float64, O, n, s int) {
+// streamCopy copies src into dst without reading dst's cache lines first
+// (non-temporal stores where available): for an output much larger than
+// the caches, written once, this saves the read that an ordinary store
+// makes of every line it writes.
+func streamCopy(dst, src []float64) {
+	if useAVX2 {
+		ntCopyAVX2(dst[:len(src)], src)
+		return
+	}
+	copy(dst, src)
+}
+
+// fill sets every element of dst to v.
+func fill(dst []float64, v float64) {
+	for i := range dst {
+		dst[i] = v
+	}
+}
+
+// reduceSet sums out the middle axis of src, an O × n × s array, into dst,
+// an O × s array: dst[o·s+i] = Σ_c src[(o·n+c)·s+i].
+func reduceSet(dst, src []float64, O, n, s int) {
+	dst = dst[:O*s]
+	src = src[:O*n*s]
 	switch {
-	case s == 1 && n >= simdMin:
-		src = src[:O*n]
-		for o := range dst[:O] {
-			dst[o] += floats.Sum(src[o*n : (o+1)*n])
-		}
-	case s == 1 && n == 2:
-		src = src[:2*O]
-		for o := range dst[:O] {
-			dst[o] += src[2*o] + src[2*o+1]
-		}
+	case n == 1:
+		copy(dst, src)
 	case s == 1:
-		src = src[:O*n]
-		for o := range dst[:O] {
+		reduceLast(dst, src, n)
+	case s >= 4 && useAVX2:
+		reduceSetAVX2(dst, src, O, n, s)
+	default:
+		for o := range O {
+			d := dst[o*s : (o+1)*s]
+			row := src[o*n*s : (o+1)*n*s]
+			copy(d, row[:s])
+			for c := s; c < len(row); c += s {
+				for i, v := range row[c : c+s] {
+					d[i] += v
+				}
+			}
+		}
+	}
+}
+
+// reduceLast sums groups of n consecutive elements of src: dst[o] =
+// Σ_c src[o·n+c].
+func reduceLast(dst, src []float64, n int) {
+	if useAVX2 && n >= 4 && len(dst) >= 4 {
+		o4 := len(dst) &^ 3
+		reduceLastAVX2(dst[:o4], src[:o4*n], n)
+		dst, src = dst[o4:], src[o4*n:]
+	}
+	switch n {
+	case 2:
+		for o := range dst {
+			dst[o] = src[2*o] + src[2*o+1]
+		}
+	case 3:
+		for o := range dst {
+			r := src[3*o : 3*o+3]
+			dst[o] = r[0] + r[1] + r[2]
+		}
+	default:
+		for o := range dst {
 			row := src[o*n : (o+1)*n]
 			var a0, a1 float64
 			c := 0
@@ -87,69 +135,55 @@ func reduceBlocks(dst, src []float64, O, n, s int) {
 			if c < len(row) {
 				a0 += row[c]
 			}
-			dst[o] += a0 + a1
-		}
-	case s >= 16:
-		for o := range O {
-			d := dst[o*s : (o+1)*s]
-			base := o * n * s
-			for c := range n {
-				addTo(d, src[base+c*s:base+(c+1)*s])
-			}
-		}
-	case s >= n: // short rows: inline adds, no calls
-		for o := range O {
-			d := dst[o*s : (o+1)*s]
-			row := src[o*n*s : (o+1)*n*s]
-			for c := 0; c < len(row); c += s {
-				for i, v := range row[c : c+s] {
-					d[i] += v
-				}
-			}
-		}
-	default: // short rows, more of them than their length: strided sums
-		for o := range O {
-			row := src[o*n*s : (o+1)*n*s]
-			d := dst[o*s : (o+1)*s]
-			for i := range d {
-				acc := 0.0
-				for c := i; c < len(row); c += s {
-					acc += row[c]
-				}
-				d[i] += acc
-			}
+			dst[o] = a0 + a1
 		}
 	}
 }
 
-// broadcastBlocks is the adjoint of reduceBlocks: dst[(o·n+c)·s+i] +=
-// src[o·s+i] for dst an O × n × s array and src an O × s array.
-func broadcastBlocks(dst, src []float64, O, n, s int) {
-	if s == 1 {
-		dst = dst[:O*n]
-		for o, v := range src[:O] {
-			addConst(dst[o*n:(o+1)*n], v)
+// broadcast is the adjoint of reduceSet: dst[(o·n+c)·s+i] = src[o·s+i]
+// (add false) or += (add true), for dst an O × n × s array and src an O × s
+// array.
+func broadcast(dst, src []float64, O, n, s int, add bool) {
+	dst = dst[:O*n*s]
+	src = src[:O*s]
+	switch {
+	case s >= 4 && useAVX2:
+		broadcastAVX2(dst, src, O, n, s, add)
+	case s == 1 && n >= 4 && useAVX2:
+		broadcastLastAVX2(dst, src, n, add)
+	case s == 1:
+		for o, v := range src {
+			if add {
+				addConst(dst[o*n:(o+1)*n], v)
+			} else {
+				fill(dst[o*n:(o+1)*n], v)
+			}
 		}
-		return
-	}
-	if s < 16 {
+	case s >= 16:
+		for o := range O {
+			sv := src[o*s : (o+1)*s]
+			for c := range n {
+				if add {
+					addTo(dst[(o*n+c)*s:(o*n+c+1)*s], sv)
+				} else {
+					copy(dst[(o*n+c)*s:(o*n+c+1)*s], sv)
+				}
+			}
+		}
+	default:
 		for o := range O {
 			sv := src[o*s : (o+1)*s]
 			row := dst[o*n*s : (o+1)*n*s]
 			for c := 0; c < len(row); c += s {
 				r := row[c : c+s]
-				for i, v := range sv {
-					r[i] += v
+				if add {
+					for i, v := range sv {
+						r[i] += v
+					}
+				} else {
+					copy(r, sv)
 				}
 			}
-		}
-		return
-	}
-	for o := range O {
-		sv := src[o*s : (o+1)*s]
-		base := o * n * s
-		for c := range n {
-			addTo(dst[base+c*s:base+(c+1)*s], sv)
 		}
 	}
 }

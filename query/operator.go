@@ -62,21 +62,7 @@ func (w *Workload) Compile(s *CompileSettings) (*Operator, error) {
 			"Hint: fewer or smaller marginals, or a higher memory cap",
 			universe.FormatBytes(big.NewInt(int64(p.scratch)*8)), universe.FormatBytes(new(big.Int).SetUint64(capBytes)))
 	}
-	d := w.dom.Len()
-	ex := &exec{
-		p:       p,
-		blocks:  w.blocks,
-		sizes:   w.dom.Sizes(),
-		strides: make([]int, d),
-		k:       k,
-		m:       w.m,
-		scratch: make([]float64, p.scratch),
-		cons:    make([][]run, d),
-		one:     make([]run, d),
-	}
-	for i, st := range w.dom.Strides() {
-		ex.strides[i] = int(st)
-	}
+	ex := newExec(p, w, k)
 	op := &Operator{w: w, ex: ex}
 	if !p.serial {
 		op.team = newTeam(p.workers, ex.runPhase)
@@ -116,7 +102,7 @@ func (op *Operator) ScratchBytes() int64 { return int64(len(op.ex.scratch)) * 8 
 func (op *Operator) Range(j int) (lo, hi float64) { return op.w.Range(j) }
 
 // Answer writes out[j] = ⟨q_j, d⟩ for every query (len(d) = K, len(out) =
-// M). All marginal tables come from one fused pass over d, split across
+// M). All target tables come from one pass over d in tiles, split across
 // the workers.
 func (op *Operator) Answer(d, out []float64) {
 	ex := op.ex
@@ -125,36 +111,22 @@ func (op *Operator) Answer(d, out []float64) {
 	}
 	ex.d, ex.out = d, out
 	defer func() { ex.d, ex.out = nil, nil }()
-	p := ex.p
-	if p.serial || op.team == nil {
-		for ni := range p.nodes { // node order is a pre-order
-			if n := &p.nodes[ni]; len(n.children) > 0 {
-				ex.stageFwd(ni, 0, 0, n.g.nChunks, false)
-			}
-		}
-		for it := range p.items {
-			ex.readout(it)
-		}
+	if ex.p.serial || op.team == nil {
+		ex.answerSerial()
 		return
 	}
-	for _, bi := range p.bigs {
-		ex.ph, ex.phNode = phStage, bi
-		op.team.run()
-		for _, part := range p.nodes[bi].partial {
-			if part {
-				ex.ph = phReduce
-				op.team.run()
-				break
-			}
-		}
-	}
-	ex.ph = phTasks
+	ex.ph = phTiles
+	ex.claim.Store(0)
+	op.team.run()
+	copy(ex.joined, op.team.joined) // the workers whose target tables hold tiles
+	ex.ph = phTargets
+	ex.claim.Store(0)
 	op.team.run()
 }
 
 // Adjoint writes out = Aᵀy = Σ_j y_j q_j (len(y) = M, len(out) = K; out is
-// overwritten). It reverses Answer's lattice: weights gathered on the small
-// tables are broadcast up to D, which is written once.
+// overwritten). It runs Answer's plan backwards: the weights gathered on
+// the target tables are broadcast back to each tile, which is written once.
 func (op *Operator) Adjoint(y, out []float64) {
 	ex := op.ex
 	if len(y) != ex.m || len(out) != ex.k {
@@ -162,21 +134,17 @@ func (op *Operator) Adjoint(y, out []float64) {
 	}
 	ex.y, ex.out = y, out
 	defer func() { ex.y, ex.out = nil, nil }()
-	p := ex.p
-	if p.serial || op.team == nil {
-		for ni := len(p.nodes) - 1; ni >= 0; ni-- { // children before parents
-			ex.stageRev(ni, 0, p.nodes[ni].g.nChunks)
-			ex.sparseRev(ni)
-		}
+	if ex.p.serial || op.team == nil {
+		ex.adjointSerial()
 		return
 	}
-	ex.ph = phRTasks
+	ex.ph = phRTargets
+	ex.claim.Store(0)
 	op.team.run()
-	for i := len(p.bigs) - 1; i >= 0; i-- {
-		ex.ph, ex.phNode = phRStage, p.bigs[i]
-		op.team.run()
-		ex.sparseRev(p.bigs[i])
-	}
+	ex.ph = phRTiles
+	ex.claim.Store(0)
+	op.team.run()
+	ex.revFull()
 }
 
 // AddQuery adds s·q_j to x (len K), touching only the support of q_j.

@@ -232,15 +232,27 @@ func denseMatrix(w *Workload, defs map[int]testQuery) [][]float64 {
 func near(a, b, scale float64) bool { return math.Abs(a-b) <= 1e-12*max(1, scale) }
 
 type variant struct {
-	workers, chunk, parMin int
+	workers, tile, parMin int
+	goKernels             bool // the Go bodies instead of the assembly kernels
+	stream                bool // Adjoint streams its tiles out (as for universes beyond the caches)
 }
 
-var variants = []variant{{1, 2048, 1 << 16}, {2, 2048, 1}, {2, 3, 1}, {3, 5, 8}, {2, 1, 1}}
+// variants cover the default plan, one tile per cell (no inner attributes),
+// one tile for all of D (no prefix), and tilings in between, on 1 to 3
+// workers.
+var variants = []variant{{1, 2048, 1 << 16, false, false}, {2, 2048, 1, false, false}, {2, 3, 1, false, true}, {3, 5, 8, false, false}, {2, 1, 1, false, false}, {2, 1 << 30, 1, false, false}, {3, 40, 1, false, true}, {2, 7, 1, true, true}}
 
 func withVariant(v variant, f func()) {
-	oc, op := chunkCells, parallelMin
-	chunkCells, parallelMin = v.chunk, v.parMin
-	defer func() { chunkCells, parallelMin = oc, op }()
+	ot, om, op, oa, os := tileCells, maxTileCells, parallelMin, useAVX2, streamBytes
+	tileCells, parallelMin = v.tile, v.parMin
+	if v.stream {
+		streamBytes = 0
+	}
+	if v.tile != ot { // a forced tiling: tiles of exactly the longest prefix holding v.tile cells
+		maxTileCells = v.tile
+	}
+	useAVX2 = useAVX2 && !v.goKernels
+	defer func() { tileCells, maxTileCells, parallelMin, useAVX2, streamBytes = ot, om, op, oa, os }()
 	f()
 }
 

@@ -14,6 +14,17 @@ func init() {
 const (
 	expLo = -708.39 // below: 0 (no subnormals)
 	expHi = 709.78  // above: +Inf
+
+	// expHiFast bounds the vector kernel's range: above it, round(x/ln2)
+	// reaches 1024 and 2^k no longer fits the exponent field.
+	expHiFast = 709.08
+
+	// ln2 = ln2Hi + ln2Lo, ln2Hi the float64 nearest to ln 2 (for the
+	// FMA-based reduction of the vector kernel).
+	ln2Hi = 0.6931471805599453
+	ln2Lo = 2.3190468138462996e-17
+
+	expKLen = 21 // rows of expK: 7 constants and 14 coefficients
 )
 
 // Exp returns e^x for x in the range the solvers use. It agrees with

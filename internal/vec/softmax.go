@@ -6,114 +6,184 @@ import (
 	"github.com/dpsynth/synth/internal/par"
 )
 
-// ExpShiftSum writes dst[i] = e^(src[i]-shift) and returns their sum: the
-// inner kernel of Softmax, with Exp inlined so that the independent
-// evaluations overlap.
-func ExpShiftSum(dst, src []float64, shift float64) float64 {
-	dst = dst[:len(src)]
-	var s0, s1 float64
-	i := 0
-	for ; i+1 < len(src); i += 2 {
-		x0, x1 := src[i]-shift, src[i+1]-shift
-		var e0, e1 float64
-		if x0 > expLo && x0 <= expHi && x1 > expLo && x1 <= expHi {
-			e0, e1 = expCore(x0), expCore(x1)
-		} else {
-			e0, e1 = Exp(x0), Exp(x1)
-		}
-		dst[i], dst[i+1] = e0, e1
-		s0 += e0
-		s1 += e1
-	}
-	for ; i < len(src); i++ {
-		e := Exp(src[i] - shift)
-		dst[i] = e
-		s0 += e
-	}
-	return s0 + s1
-}
+// chunk is the number of cells one kernel call handles while they sit in
+// the L1 cache (8 KiB per vector). The softmax shifts each chunk's
+// exponentials by the chunk's own maximum, so that one pass computes them
+// all and one more pass rescales them to the global maximum and normalises.
+const chunk = 1024
 
 // Softmax computes out = softmax(theta) = e^theta / Σ e^theta and returns
-// log Σ e^theta (the log-partition function), in three parallel passes
-// (max, exponentials and their sum, scaling). It never overflows: the
-// exponentials are taken of theta - max(theta). theta and out may be the
-// same slice. It panics if theta holds a NaN or +Inf.
+// log Σ e^theta (the log-partition function), in two parallel passes:
+// each chunk of theta gives its maximum and its exponentials shifted by it
+// (the vector exponential of ExpShiftSum), then each chunk is rescaled to
+// the global maximum and normalised. It never overflows. theta and out may
+// be the same slice. It panics if theta holds a NaN or +Inf, or only −Inf.
+//
+// Apply allocates only when called with a longer vector than any before
+// (per-chunk statistics).
 type Softmax struct {
-	team  *par.Team
-	part  []float64
-	theta []float64
-	out   []float64
-	phase int
-	shift float64
+	job mdJob
 }
 
 // NewSoftmax returns a softmax kernel running on team.
 func NewSoftmax(team *par.Team) *Softmax {
-	return &Softmax{team: team, part: make([]float64, team.Workers())}
+	return &Softmax{job: mdJob{team: team}}
 }
-
-const grain = 512
 
 // Apply writes softmax(theta) into out and returns log Σ e^theta.
 func (s *Softmax) Apply(theta, out []float64) float64 {
 	if len(theta) != len(out) {
 		panic("vec: Softmax with different lengths")
 	}
-	s.theta, s.out = theta, out
-	defer func() { s.theta, s.out = nil, nil }()
-	s.phase = 0
-	for i := range s.part {
-		s.part[i] = math.Inf(-1)
+	j := &s.job
+	j.theta, j.d2 = theta, out
+	defer j.reset()
+	lz, _ := j.run(len(theta), false)
+	return lz
+}
+
+// Step computes the trial point of one step of entropic mirror descent
+// (exponentiated gradient) kept in log-weights θ:
+//
+//	θ2 = θ − s·g,   d2 = softmax(θ2),   dot = Σ_i g_i·(d_i − d2_i),
+//
+// where d = softmax(θ) is the current distribution and dot is the
+// first-order decrease that an Armijo test compares with the decrease of
+// the loss. It touches the k-vectors in two parallel passes instead of
+// five: per chunk, θ2 and its maximum, then the exponentials shifted by
+// that maximum and their sum; then the rescaling of each chunk to the
+// global maximum and the normalisation, with the dot product of the
+// rescaled values. Step allocates only when called with a longer vector
+// than any before (per-chunk statistics).
+type Step struct {
+	job mdJob
+}
+
+// NewStep returns a mirror-descent step kernel running on team.
+func NewStep(team *par.Team) *Step {
+	return &Step{job: mdJob{team: team}}
+}
+
+// Apply writes θ2 = θ − s·g into theta2 (s·g rounded before the
+// subtraction) and softmax(θ2) into d2, and returns log Σ e^θ2 and, if d
+// is not nil, Σ g·(d − d2) (else 0). All slices have one length; theta2
+// may be theta, but d2 must not share memory with theta2, grad or d. It
+// panics if θ2 holds a NaN or +Inf, or only −Inf.
+func (st *Step) Apply(theta2, theta, grad []float64, s float64, d, d2 []float64) (logZ, dot float64) {
+	k := len(theta)
+	if len(theta2) != k || len(grad) != k || len(d2) != k || d != nil && len(d) != k {
+		panic("vec: Step with different lengths")
 	}
-	s.team.For(len(theta), grain, s)
+	j := &st.job
+	j.theta2, j.theta, j.grad, j.s, j.d, j.d2 = theta2, theta, grad, s, d, d2
+	defer j.reset()
+	return j.run(k, true)
+}
+
+// mdJob runs Softmax and Step on a team.
+type mdJob struct {
+	team *par.Team
+
+	// The current call. Softmax reads theta and writes d2; Step reads
+	// theta, grad and d and writes theta2 and d2.
+	theta2, theta, grad, d, d2 []float64
+	s                          float64
+	step                       bool
+
+	pass int
+	// Per chunk: maximum, sum of the shifted exponentials, then the scale
+	// of pass 2 (in sum) and the dot product (in dot).
+	mx, sum, dot []float64
+}
+
+func (j *mdJob) reset() {
+	j.theta2, j.theta, j.grad, j.d, j.d2 = nil, nil, nil, nil, nil
+}
+
+// run does the two passes over k cells and returns log Σ e^θ and the dot
+// product.
+func (j *mdJob) run(k int, step bool) (logZ, dot float64) {
+	nc := (k + chunk - 1) / chunk
+	if len(j.mx) < nc {
+		j.mx = make([]float64, nc)
+		j.sum = make([]float64, nc)
+		j.dot = make([]float64, nc)
+	}
+	j.step = step
+	j.pass = 0
+	j.team.For(k, chunk, j)
 	mx := math.Inf(-1)
-	for _, v := range s.part {
+	for _, v := range j.mx[:nc] {
 		mx = max(mx, v)
 	}
-	if math.IsNaN(mx) || math.IsInf(mx, 1) {
-		panic("vec: Softmax of a vector holding NaN or +Inf")
+	switch {
+	case math.IsNaN(mx) || math.IsInf(mx, 1):
+		panic("vec: softmax of a vector holding NaN or +Inf")
+	case math.IsInf(mx, -1):
+		panic("vec: softmax of a vector whose entries are all −Inf (or empty)")
 	}
-	if math.IsInf(mx, -1) { // all -Inf: empty support
-		panic("vec: Softmax of a vector whose entries are all -Inf")
+	z := 0.0
+	for c, s := range j.sum[:nc] {
+		z += s * Exp(j.mx[c]-mx)
 	}
-	s.shift = mx
-	s.phase = 1
-	clear(s.part)
-	s.team.For(len(theta), grain, s)
-	sum := 0.0
-	for _, v := range s.part {
-		sum += v
+	if math.IsNaN(z) {
+		panic("vec: softmax of a vector holding NaN or +Inf")
 	}
-	s.shift = 1 / sum
-	s.phase = 2
-	s.team.For(len(theta), grain, s)
-	return mx + math.Log(sum)
+	for c := range j.sum[:nc] {
+		j.sum[c] = Exp(j.mx[c]-mx) / z
+	}
+	j.pass = 1
+	j.team.For(k, chunk, j)
+	if step && j.d != nil {
+		for _, v := range j.dot[:nc] {
+			dot += v
+		}
+	}
+	return mx + math.Log(z), dot
 }
 
-// Run implements par.Job.
-func (s *Softmax) Run(w, lo, hi int) {
-	switch s.phase {
-	case 0:
-		m := math.Inf(-1)
-		for _, v := range s.theta[lo:hi] {
-			if v > m || v != v {
-				m = v
+// Run implements par.Job; lo is a multiple of chunk.
+func (j *mdJob) Run(_, lo, hi int) {
+	for c0 := lo; c0 < hi; c0 += chunk {
+		c1 := min(c0+chunk, hi)
+		c := c0 / chunk
+		e := j.d2[c0:c1]
+		if j.pass == 1 {
+			if j.step && j.d != nil {
+				j.dot[c] = scaleDot(e, j.grad[c0:c1], j.d[c0:c1], j.sum[c])
+			} else {
+				Scale(e, j.sum[c])
+			}
+			continue
+		}
+		var t []float64
+		var m float64
+		if j.step {
+			t = j.theta2[c0:c1]
+			m = subScaledMax(t, j.theta[c0:c1], j.grad[c0:c1], j.s)
+		} else {
+			t = j.theta[c0:c1]
+			m = maxOf(t)
+		}
+		j.mx[c] = m
+		if math.IsInf(m, -1) { // the chunk is all −Inf (or NaN, caught by the sum)
+			for i, v := range t {
+				e[i] = 0
 				if v != v {
-					break
+					e[i] = v // caught by the sum
 				}
 			}
+			j.sum[c] = sumOf(e)
+			continue
 		}
-		s.part[w] = m
-	case 1:
-		s.part[w] = ExpShiftSum(s.out[lo:hi], s.theta[lo:hi], s.shift)
-	case 2:
-		Scale(s.out[lo:hi], s.shift)
+		j.sum[c] = ExpShiftSum(e, t, m)
 	}
 }
 
-// Scale multiplies x by a in place.
-func Scale(x []float64, a float64) {
-	for i := range x {
-		x[i] *= a
+func sumOf(x []float64) float64 {
+	s := 0.0
+	for _, v := range x {
+		s += v
 	}
+	return s
 }
