@@ -26,7 +26,8 @@ type exec struct {
 	d, y, out []float64
 
 	ph     int
-	claim  atomic.Int64 // next unclaimed tile or target of the phase
+	claim  atomic.Int64 // next unclaimed target of the phase
+	nw     int          // workers taking part in the call (1 when serial)
 	joined []bool       // workers that took part in the tiles phase
 
 	cons [][]run // AddQuery: constraints per domain attribute
@@ -92,16 +93,25 @@ func (ex *exec) runPhase(w int) {
 	}
 }
 
-// nextTiles claims the next batch of tiles, or returns t0 >= t1.
-func (ex *exec) nextTiles() (t0, t1 int) {
-	b := int64(ex.p.batch)
-	t0 = int(ex.claim.Add(b) - b)
-	return t0, min(t0+ex.p.batch, ex.p.nTiles)
+// tilesOf returns worker w's tiles: a fixed contiguous share of them, so
+// that every call partitions D, and so sums it, the same way.
+func (ex *exec) tilesOf(w int) (t0, t1 int) {
+	n, nw := ex.p.nTiles, ex.nw
+	return n * w / nw, n * (w + 1) / nw
+}
+
+// setWorkers records how many workers share the call's tiles: worker w
+// takes part iff w < nw.
+func (ex *exec) setWorkers(nw int) {
+	ex.nw = nw
+	for w := range ex.joined {
+		ex.joined[w] = w < nw
+	}
 }
 
 // answerSerial is Answer on the calling goroutine.
 func (ex *exec) answerSerial() {
-	ex.claim.Store(0)
+	ex.setWorkers(1)
 	ex.fwdTiles(0)
 	for ti := range ex.p.targets {
 		ex.fwdTarget(ti)
@@ -113,7 +123,7 @@ func (ex *exec) adjointSerial() {
 	for ti := range ex.p.targets {
 		ex.revTarget(ti)
 	}
-	ex.claim.Store(0)
+	ex.setWorkers(1)
 	ex.revTiles(0)
 	ex.revFull()
 }
@@ -165,7 +175,7 @@ func (t *target) row(codes []int) int {
 func (ex *exec) fwdTiles(w int) {
 	g := ex.g[w]
 	clear(g)
-	for t0, t1 := ex.nextTiles(); t0 < t1; t0, t1 = ex.nextTiles() {
+	if t0, t1 := ex.tilesOf(w); t0 < t1 {
 		ex.fwdRange(w, g, t0, t1)
 	}
 }
@@ -285,7 +295,7 @@ func (ex *exec) addWeights(it int, tab []float64) {
 // lattice backwards, each local table being the sum of its targets' weight
 // rows and its children broadcast over the attribute each sums out.
 func (ex *exec) revTiles(w int) {
-	for t0, t1 := ex.nextTiles(); t0 < t1; t0, t1 = ex.nextTiles() {
+	if t0, t1 := ex.tilesOf(w); t0 < t1 {
 		ex.revRange(w, t0, t1)
 	}
 }

@@ -115,10 +115,9 @@ func (op *Operator) Answer(d, out []float64) {
 		ex.answerSerial()
 		return
 	}
+	ex.setWorkers(op.team.n)
 	ex.ph = phTiles
-	ex.claim.Store(0)
 	op.team.run()
-	copy(ex.joined, op.team.joined) // the workers whose target tables hold tiles
 	ex.ph = phTargets
 	ex.claim.Store(0)
 	op.team.run()
@@ -138,11 +137,11 @@ func (op *Operator) Adjoint(y, out []float64) {
 		ex.adjointSerial()
 		return
 	}
+	ex.setWorkers(op.team.n)
 	ex.ph = phRTargets
 	ex.claim.Store(0)
 	op.team.run()
 	ex.ph = phRTiles
-	ex.claim.Store(0)
 	op.team.run()
 	ex.revFull()
 }

@@ -28,11 +28,11 @@ type lsFit struct {
 	y, w []float64
 	team *par.Team
 	sm   *vec.Softmax
+	st   *vec.Step
 
 	theta, d, grad []float64 // current iterate, its distribution and gradient
 	th2, d2        []float64 // trial iterate
 	ans, res       []float64 // answers of a trial, weighted residuals
-	dotJob         dotJob
 
 	trace func(it int, loss float64, d []float64) // experiments
 
@@ -49,12 +49,11 @@ type lsFit struct {
 func newLSFit(op Operator, y, w []float64, team *par.Team) *lsFit {
 	k, m := op.K(), op.M()
 	f := &lsFit{
-		op: op, y: y, w: w, team: team, sm: vec.NewSoftmax(team),
+		op: op, y: y, w: w, team: team, sm: vec.NewSoftmax(team), st: vec.NewStep(team),
 		theta: make([]float64, k), d: make([]float64, k), grad: make([]float64, k),
 		th2: make([]float64, k), d2: make([]float64, k),
 		ans: make([]float64, m), res: make([]float64, m),
 	}
-	f.dotJob.part = make([]float64, team.Workers())
 	// In the ℓ1 geometry L is (2·Σ_j w_j ‖b_j‖∞²·overlap)-smooth; a safe
 	// first step is the inverse of twice the largest per-cell curvature,
 	// 2·Σ_j w_j over the queries that contain a cell, bounded by 2·Σ w.
@@ -101,42 +100,10 @@ func (f *lsFit) start(theta []float64) {
 	f.op.Adjoint(f.res, f.grad)
 }
 
-// dotJob computes Σ grad·(d − d2) in parallel.
-type dotJob struct {
-	g, a, b []float64
-	part    []float64
-}
-
-func (j *dotJob) Run(w, lo, hi int) {
-	s := 0.0
-	g, a, b := j.g[lo:hi], j.a[lo:hi], j.b[lo:hi]
-	for i := range g {
-		s += g[i] * (a[i] - b[i])
-	}
-	j.part[w] = s
-}
-
-// stepJob writes th2 = theta − s·grad in parallel.
-type stepJob struct {
-	th2, theta, grad []float64
-	s                float64
-}
-
-func (j *stepJob) Run(_, lo, hi int) {
-	t2, t, g := j.th2[lo:hi], j.theta[lo:hi], j.grad[lo:hi]
-	for i := range t2 {
-		t2[i] = t[i] - j.s*g[i]
-	}
-}
-
 // run takes up to iters accepted steps, stopping early when the relative
 // decrease of the loss over the last 10 steps falls below tol. It returns
 // ctx.Err() if cancelled.
 func (f *lsFit) run(ctx context.Context, iters int, tol float64) error {
-	var sj stepJob
-	sj.th2, sj.theta, sj.grad = f.th2, f.theta, f.grad
-	f.dotJob.g, f.dotJob.a, f.dotJob.b = f.grad, f.d, f.d2
-	k := len(f.theta)
 	hist := [10]float64{}
 	for it := 0; it < iters; it++ {
 		if err := ctx.Err(); err != nil {
@@ -144,26 +111,17 @@ func (f *lsFit) run(ctx context.Context, iters int, tol float64) error {
 		}
 		accepted := false
 		for try := 0; try < 60; try++ {
-			sj.s = f.step
-			f.team.For(k, 512, &sj)
-			f.sm.Apply(f.th2, f.d2)
+			step := f.step
+			_, dot := f.st.Apply(f.th2, f.theta, f.grad, step, f.d, f.d2)
 			nl := f.evaluate(f.d2)
-			clear(f.dotJob.part)
-			f.team.For(k, 512, &f.dotJob)
-			dot := 0.0
-			for _, v := range f.dotJob.part {
-				dot += v
-			}
 			// Armijo condition for mirror descent (Private-PGM's test).
 			if f.loss-nl >= 0.5*dot && !math.IsNaN(nl) {
 				f.theta, f.th2 = f.th2, f.theta
 				f.d, f.d2 = f.d2, f.d
-				sj.th2, sj.theta = f.th2, f.theta
-				f.dotJob.a, f.dotJob.b = f.d, f.d2
 				f.loss = nl
 				f.op.Adjoint(f.res, f.grad)
 				if f.sure != nil {
-					f.sure.step(f, sj.s)
+					f.sure.step(f, step)
 				}
 				f.step *= 1.5
 				accepted = true
@@ -248,11 +206,7 @@ func (f *lsFit) useSURE(norm func() float64, delta float64, patience int) {
 // step advances the shadow by the main fit's step size and records SURE.
 func (s *sureState) step(f *lsFit, stepSize float64) {
 	sh := s.shadow
-	var sj stepJob
-	sj.th2, sj.theta, sj.grad, sj.s = sh.th2, sh.theta, sh.grad, stepSize
-	sh.team.For(len(sh.theta), 512, &sj)
-	sh.theta, sh.th2 = sh.th2, sh.theta
-	sh.sm.Apply(sh.theta, sh.d)
+	sh.st.Apply(sh.theta, sh.theta, sh.grad, stepSize, nil, sh.d)
 	sh.loss = sh.evaluate(sh.d)
 	sh.op.Adjoint(sh.res, sh.grad)
 	s.it++
