@@ -29,6 +29,10 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	if err := statSources(".."); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	pkgs := []string{"./cmd/synth"}
 	for _, name := range exampleNames() {
 		pkgs = append(pkgs, "./examples/"+name)
@@ -44,6 +48,26 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// statSources stats every source and data file of the module. The test
+// binary does not link the code the examples run (it builds it), so these
+// stats are what tells go test's cache that a change of that code must run
+// the test again.
+func statSources(root string) error {
+	return filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "out") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		_, err = os.Stat(path)
+		return err
+	})
 }
 
 // exampleNames lists the folders that hold an example (a README.md).
