@@ -281,6 +281,9 @@ func TestReleaseEndToEnd(t *testing.T) {
 // and checks the Parquet types with both readers, the report against a
 // recomputation and the privacy line the CLI prints against the manifest.
 func TestReleaseRawEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary; skipped with -short")
+	}
 	raw := filepath.Join(pkgDir, "..", "..", "ingest", "testdata", "raw")
 	data, domain := filepath.Join(raw, "adult-raw.csv"), filepath.Join(raw, "adult-raw-domain.json")
 	dom, err := universe.LoadDomain(domain)
