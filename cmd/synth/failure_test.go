@@ -206,14 +206,15 @@ func TestReleaseBudgetRefused(t *testing.T) {
 	noOutput(t, out)
 }
 
-// TestReleaseInterrupted starts a release large enough to spend a second or
-// more writing synthetic.parquet, waits for its temporary file, then
+// TestReleaseInterrupted starts a release of 10^7 rows, which spends about
+// half a second or more writing synthetic.parquet, polls (every
+// millisecond) for its temporary file, then
 // interrupts it (SIGINT: exit 130, nothing left at all) or kills it
 // (SIGKILL: no synthetic.parquet and no manifest.json; the temporary file
 // may stay, under a name no reader mistakes for an output).
 func TestReleaseInterrupted(t *testing.T) {
 	if testing.Short() {
-		t.Skip("writes 20 million rows; skipped with -short")
+		t.Skip("writes 10 million rows; skipped with -short")
 	}
 	dir := t.TempDir()
 	data, domain := extractTo(t, "adult-reduced", dir)
@@ -221,7 +222,7 @@ func TestReleaseInterrupted(t *testing.T) {
 		t.Run(sig.String(), func(t *testing.T) {
 			out := filepath.Join(dir, "out-"+strconv.Itoa(int(sig)))
 			cmd := exec.Command(synthBinary(t), "release", "--data", data, "--domain", domain, "--marginals", "1",
-				"--epsilon", "1", "--rows", "20000000", "--out", out, "--quiet")
+				"--epsilon", "1", "--rows", "10000000", "--out", out, "--quiet")
 			var errb bytes.Buffer
 			cmd.Stderr = &errb
 			if err := cmd.Start(); err != nil {
