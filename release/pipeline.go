@@ -183,17 +183,22 @@ func Run(ctx context.Context, cfg *Config, hooks *Hooks) (*Outcome, error) {
 	}
 
 	// The budget check, before any record is read.
+	ledger, err := privacy.NewLedger(budget, &privacy.LedgerSettings{Conversion: cfg.Conversion, Neighbours: cfg.Neighbours.String()})
+	if err != nil {
+		return nil, &ConfigError{Msg: err.Error()}
+	}
 	shape := solvers.Shape{Budget: budget, Conversion: cfg.Conversion, Neighbours: cfg.Neighbours, Workload: wl}
 	plan0, err := solver.Plan(&shape)
 	if err != nil {
 		if errors.Is(err, solvers.ErrUnsupported) {
 			return nil, &ConfigError{Msg: err.Error()}
 		}
+		if budget.Delta == 0 {
+			if refusal := pureRefusal(solver, &shape, ledger); refusal != nil {
+				return nil, refusal
+			}
+		}
 		return nil, err
-	}
-	ledger, err := privacy.NewLedger(budget, &privacy.LedgerSettings{Conversion: cfg.Conversion, Neighbours: cfg.Neighbours.String()})
-	if err != nil {
-		return nil, &ConfigError{Msg: err.Error()}
 	}
 	if err := ledger.Check(plan0.Charges...); err != nil {
 		return nil, err
@@ -450,6 +455,29 @@ func Run(ctx context.Context, cfg *Config, hooks *Hooks) (*Outcome, error) {
 		out.Holdout = holdoutCounts.Total()
 	}
 	return out, nil
+}
+
+// pureRefusal explains why a solver that cannot plan under a pure budget
+// (δ = 0; a zCDP solver has no ρ to spend then) is refused: it plans the
+// same shape at a positive δ and lets the ledger judge those charges, so
+// the refusal is the ledger's (privacy.ErrBudgetExceeded, exit 77), made
+// before any record is read. It returns nil if the ledger would accept
+// them, leaving the solver's own error to stand.
+func pureRefusal(s solvers.Solver, shape *solvers.Shape, ledger *privacy.Ledger) error {
+	probe := *shape
+	probe.Budget.Delta = 1e-9
+	p, err := s.Plan(&probe)
+	if err != nil {
+		return nil
+	}
+	err = ledger.Check(p.Charges...)
+	var be *privacy.BudgetError
+	if !errors.As(err, &be) {
+		return nil
+	}
+	// One label for the whole plan instead of one per measurement.
+	be.Labels = []string{fmt.Sprintf("%s (%d charges)", s.Name(), len(p.Charges))}
+	return be
 }
 
 func writeBytes(b []byte) func(io.Writer) error {

@@ -54,6 +54,19 @@ func (o *outputOptions) logger(e *env) (*slog.Logger, error) {
 	return nil, usagef("--log-format must be text or json, got %q", o.LogFormat)
 }
 
+// warn reports a warning on stderr: a "synth: warning:" line, or a log
+// record with --log-format json (so that every line a batch job reads there
+// is JSON). Nothing with --quiet: warnings also go to the manifest.
+func (o *outputOptions) warn(e *env, log *slog.Logger, msg string) {
+	switch {
+	case o.Quiet:
+	case o.LogFormat == "json":
+		log.Warn(msg)
+	default:
+		fmt.Fprintf(e.stderr, "synth: warning: %s\n", msg)
+	}
+}
+
 // applyConfig sets every flag named in the JSON config file that was not
 // given on the command line. Unknown names are usage errors.
 func applyConfig(fs *pflag.FlagSet, path string) error {

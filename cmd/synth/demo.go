@@ -99,9 +99,7 @@ func runDemo(ctx context.Context, e *env, o *demoOptions) error {
 			return usagef("--seed must be a non-negative integer, got %q", o.Seed)
 		}
 		cfg.Seed = &s
-		if !o.Quiet {
-			fmt.Fprintf(e.stderr, "synth: warning: --seed given: %s\n", privacy.SeededWarning)
-		}
+		o.warn(e, log, "--seed given: "+privacy.SeededWarning)
 	}
 	if !o.Quiet && !o.JSON {
 		fmt.Fprintf(e.stdout, "synth demo: releasing the embedded %s dataset (datasets/%s), all 3-way marginals, ε = %g, δ = %g\n",
@@ -117,6 +115,9 @@ func runDemo(ctx context.Context, e *env, o *demoOptions) error {
 		return printJSONLine(e.stdout, res)
 	}
 	printOutcome(e, res)
+	for _, wn := range res.Warnings {
+		o.warn(e, log, wn)
+	}
 	fmt.Fprintf(e.stdout, "open %s in a browser for the error report (internal: computed on the data, not DP)\n",
 		filepath.Join(res.Dir, release.ReportHTMLFile))
 	return nil

@@ -99,6 +99,10 @@ func runMain(ctx context.Context, e *env, args []string) int {
 		return ExitOK
 	}
 	code := exitCode(err)
+	if code == ExitCanceled {
+		fmt.Fprintf(e.stderr, "synth %s: interrupted (%v); no partial output was left\n", c.name, err)
+		return code
+	}
 	fmt.Fprintf(e.stderr, "synth %s: %v\n", c.name, err)
 	if code == ExitUsage {
 		fmt.Fprintf(e.stderr, "Run 'synth %s --help' for usage.\n", c.name)

@@ -154,8 +154,8 @@ func runRelease(ctx context.Context, e *env, o *releaseOptions) error {
 	if err != nil {
 		return err
 	}
-	if cfg.Seed != nil && !o.Quiet {
-		fmt.Fprintf(e.stderr, "synth: warning: --seed given: %s\n", privacy.SeededWarning)
+	if cfg.Seed != nil {
+		o.warn(e, log, "--seed given: "+privacy.SeededWarning)
 	}
 	bar := newProgress(e, o.Quiet)
 	out, err := release.Run(ctx, cfg, &release.Hooks{Log: log, Progress: bar.update})
@@ -167,9 +167,14 @@ func runRelease(ctx context.Context, e *env, o *releaseOptions) error {
 		return printJSONLine(e.stdout, out)
 	}
 	printOutcome(e, out)
+	for _, wn := range out.Warnings {
+		o.warn(e, log, wn)
+	}
 	return nil
 }
 
+// printOutcome prints the summary of a release on stdout (its warnings are
+// the caller's to report).
 func printOutcome(e *env, out *release.Outcome) {
 	w := e.stdout
 	fmt.Fprintf(w, "released %d synthetic rows from %d records to %s\n", out.Rows, out.Records, out.Dir)
@@ -181,9 +186,6 @@ func printOutcome(e *env, out *release.Outcome) {
 	if out.Errors != nil {
 		fmt.Fprintf(w, "workload error of the rows (internal, not DP): max %.4g, mean %.3g, RMSE %.3g\n",
 			out.Errors.Max, out.Errors.Mean, out.Errors.RMSE)
-	}
-	for _, wn := range out.Warnings {
-		fmt.Fprintf(e.stderr, "synth: warning: %s\n", wn)
 	}
 	fmt.Fprintf(w, "done in %.2f s\n", out.Seconds)
 }
