@@ -197,8 +197,17 @@ func traceLine(tr []TraceSample) (string, error) {
 		return "", nil
 	}
 	xys := make(plotter.XYs, len(tr))
+	lo, hi := math.Inf(1), math.Inf(-1)
 	for i, t := range tr {
 		xys[i] = plotter.XY{X: float64(t.Iteration), Y: t.Objective}
+		lo, hi = math.Min(lo, t.Objective), math.Max(hi, t.Objective)
+	}
+	// An objective that falls over orders of magnitude (a fit's risk
+	// estimate) is only readable on a log scale.
+	if lo > 0 && hi/lo > 100 {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Label.Text = "objective estimate (log scale)"
 	}
 	l, err := plotter.NewLine(xys)
 	if err != nil {

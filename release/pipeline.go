@@ -85,6 +85,9 @@ type Config struct {
 	Version, Commit string
 	// ConfigFile, if the settings came from one, is hashed into the manifest.
 	ConfigFile string
+	// DataName and DomainName, when set, replace the file paths in the
+	// manifest and reports (e.g. for embedded files read from a scratch copy).
+	DataName, DomainName string
 }
 
 // Hooks are the pipeline's optional callbacks.
@@ -305,7 +308,11 @@ func Run(ctx context.Context, cfg *Config, hooks *Hooks) (*Outcome, error) {
 	op.Answer(res.D, distAns)
 	title := cfg.Title
 	if title == "" {
-		title = filepath.Base(cfg.Data) + ", " + wlDesc
+		name := cfg.DataName
+		if name == "" {
+			name = filepath.Base(cfg.Data)
+		}
+		title = name + ", " + wlDesc
 	}
 	solverLabel := fmt.Sprintf("%s (%s)", solverName, setting)
 	var (
@@ -405,7 +412,7 @@ func Run(ctx context.Context, cfg *Config, hooks *Hooks) (*Outcome, error) {
 	} else {
 		man.Randomness = SeededRandomness()
 	}
-	for _, in := range []struct{ role, path string }{{"domain", cfg.Domain}, {"workload", cfg.Workload}, {"config", cfg.ConfigFile}} {
+	for _, in := range []struct{ role, path, name string }{{"domain", cfg.Domain, cfg.DomainName}, {"workload", cfg.Workload, ""}, {"config", cfg.ConfigFile, ""}} {
 		if in.path == "" {
 			continue
 		}
@@ -413,7 +420,10 @@ func Run(ctx context.Context, cfg *Config, hooks *Hooks) (*Outcome, error) {
 		if err != nil {
 			return nil, err
 		}
-		man.Inputs = append(man.Inputs, InputFile{Role: in.role, Path: in.path, SHA256: h})
+		if in.name == "" {
+			in.name = in.path
+		}
+		man.Inputs = append(man.Inputs, InputFile{Role: in.role, Path: in.name, SHA256: h})
 	}
 	man.Finished = Timestamp(time.Now())
 	manJSON, err := man.JSON()

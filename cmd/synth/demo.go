@@ -67,6 +67,18 @@ func runDemo(ctx context.Context, e *env, o *demoOptions) error {
 	if err != nil {
 		return usagef("--dataset: %v", err)
 	}
+	var seed *uint64
+	if o.Seed != "" {
+		s, err := strconv.ParseUint(o.Seed, 10, 64)
+		if err != nil {
+			return usagef("--seed must be a non-negative integer, got %q", o.Seed)
+		}
+		seed = &s
+	}
+	log, err := o.logger(e)
+	if err != nil {
+		return err
+	}
 	// The inputs go to a scratch folder of their own, removed afterwards.
 	in, err := os.MkdirTemp("", "synth-demo-input-")
 	if err != nil {
@@ -83,22 +95,16 @@ func runDemo(ctx context.Context, e *env, o *demoOptions) error {
 			return withCode(ExitCantOut, err)
 		}
 	}
-	log, err := o.logger(e)
-	if err != nil {
-		return err
-	}
 	cfg := &release.Config{
 		Data: data, Domain: domain, Marginals: 3,
 		Epsilon: o.Epsilon, Delta: o.Delta, Solver: o.Solver,
 		Out: out, Title: fmt.Sprintf("synth demo: %s, all 3-way marginals", ds.Name),
+		// The files are a scratch copy of the embedded ones: name those.
+		DataName: "embedded:datasets/" + ds.Data, DomainName: "embedded:datasets/" + ds.Domain,
 		Version: version, Commit: commit(),
 	}
-	if o.Seed != "" {
-		s, err := strconv.ParseUint(o.Seed, 10, 64)
-		if err != nil {
-			return usagef("--seed must be a non-negative integer, got %q", o.Seed)
-		}
-		cfg.Seed = &s
+	if seed != nil {
+		cfg.Seed = seed
 		o.warn(e, log, "--seed given: "+privacy.SeededWarning)
 	}
 	if !o.Quiet && !o.JSON {

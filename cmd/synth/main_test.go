@@ -187,7 +187,7 @@ func maskTimes(t *testing.T, b []byte) []byte {
 }
 
 // jsonDiff returns the first difference between two decoded JSON values
-// (numbers compared within a relative 1e-9), or "".
+// (numbers compared within 1e-15 plus a relative 1e-9), or "".
 func jsonDiff(path string, a, b any) string {
 	switch x := a.(type) {
 	case map[string]any:
@@ -212,7 +212,7 @@ func jsonDiff(path string, a, b any) string {
 		}
 	case float64:
 		y, ok := b.(float64)
-		if !ok || math.Abs(x-y) > 1e-9*math.Max(math.Abs(x), math.Abs(y)) {
+		if !ok || math.Abs(x-y) > 1e-15+1e-9*math.Max(math.Abs(x), math.Abs(y)) {
 			return fmt.Sprintf("%s: %v, want %v", path, a, b)
 		}
 	default:
