@@ -30,8 +30,10 @@ func init() {
 //
 //   - Tuned: exponential-mechanism selection (Gumbel-max), zCDP
 //     accounting, q_0 = 0 (D_0 uniform), γ_t = 2/(t+2), output the last
-//     iterate, T = FWTunedT(ρ) and α = FWTunedAlpha(n, ρ, k, m): rules chosen
-//     by evidence on adult-reduced (docs/BENCHMARKS.md, "### dpfw").
+//     iterate, T = FWTunedT(η, m) and α = FWTunedAlpha(η, k) with η =
+//     n√(2ρ) the budget's public signal-to-noise scale: rules chosen by
+//     evidence on adult-reduced (docs/BENCHMARKS.md, "### dpfw"). In the
+//     package's no-privacy test mode the rules are taken at η = +Inf.
 //   - Paper: the printed algorithm: T (L129, capped at TMax), γ (L130), λ
 //     (L131), Laplace report-noisy-max, α = α* (eq. 7), q_0 a vertex drawn
 //     uniformly, output q_U for U uniform on {0, ..., T−1}, and advanced
@@ -203,7 +205,7 @@ func (s *DPFW) plan(sh *Shape) (*Plan, *fwPlan, error) {
 	if s.Output != FWOutputDefault {
 		fp.output = s.Output
 	}
-	if fp.step == FWStepConstant && fp.gamma == 0 {
+	if fp.step == FWStepConstant && fp.gamma == 0 && fp.T > 0 && fp.alpha > 0 {
 		if s.Gamma > 0 {
 			fp.gamma = s.Gamma
 		} else {
@@ -240,35 +242,101 @@ func (s *DPFW) planTuned(sh *Shape, plan *Plan, fp *fwPlan) error {
 			return err
 		}
 		plan.Params["rho"] = rho
+		// The whole ρ: ε0 = CalibrateExponential(ρ, T) makes the T
+		// selections cost T·ε0²/8 <= ρ whatever T (which depends on n).
+		plan.Charges = []privacy.Charge{{
+			Label: "dpfw: T exponential-mechanism selections, ε0 = √(8ρ/T) each (ε0²/8 zCDP by bounded range), calibrated to ρ",
+			Cost:  privacy.ZCDPCost(rho),
+		}}
+	} else {
+		plan.Charges = []privacy.Charge{{
+			Label: "dpfw: T exponential-mechanism selections, ε0 = ε/T each (pure, composed as bounded range)",
+			Cost:  privacy.BoundedRangeCost(b.Eps),
+		}}
 	}
-	fp.T = s.T
-	if fp.T == 0 {
-		fp.T = FWTunedT(b, rho)
+	fp.step, fp.output = FWStepHarmonic, FWOutputLast
+	fp.T, fp.alpha = s.T, s.Alpha
+	if sh.N == 0 && fp.T == 0 {
+		plan.Warnings = append(plan.Warnings, "dpfw: T and α depend on n, unknown at plan time")
+		return nil
+	}
+	if sh.N > 0 {
+		eta := fwEta(sh.N, b, rho)
+		plan.Params["eta"] = eta
+		if fp.T == 0 {
+			fp.T = FWTunedT(eta, fp.geo.m)
+			if t := fwTunedTRaw(eta, fp.geo.m); t > float64(fp.T) {
+				plan.Warnings = append(plan.Warnings, fmt.Sprintf("dpfw: T capped %.0f -> %d (runtime)", t, fp.T))
+			}
+		}
+		if fp.alpha == 0 {
+			fp.alpha = FWTunedAlpha(eta, fp.geo.k)
+		}
 	}
 	if b.Delta > 0 {
 		fp.eps0 = privacy.CalibrateExponential(rho, fp.T)
 	} else {
 		fp.eps0 = fwCalibratePure(b.Eps, fp.T)
 	}
-	plan.Charges = []privacy.Charge{{
-		Label: fmt.Sprintf("dpfw: %d exponential-mechanism selections, ε0 = %.6g each (ε0-DP, ε0²/8 zCDP by bounded range)", fp.T, fp.eps0),
-		Cost:  privacy.ExponentialMechanismCost(fp.eps0).Times(fp.T),
-	}}
 	plan.Params["eps0"] = fp.eps0
-	fp.step, fp.output = FWStepHarmonic, FWOutputLast
+	plan.Params["rho_spent"] = privacy.ExponentialMechanismCost(fp.eps0).Times(fp.T).Rho
 	if sh.N > 0 {
-		fp.alpha = s.Alpha
-		if fp.alpha == 0 {
-			fp.alpha = FWTunedAlpha(sh.N, b, rho, fp.geo.k, fp.geo.m)
-		}
 		fp.sens = fp.geo.sensitivity(sh.N)
 		plan.Params["sensitivity"] = fp.sens
 		// The Gumbel noise added to each score, in answer units.
 		plan.Params["gumbel_scale"] = 2 * fp.sens / fp.eps0
-	} else if s.Alpha > 0 {
-		fp.alpha = s.Alpha
 	}
 	return nil
+}
+
+// fwEta is the public signal-to-noise scale of a budget on n records: 1/η
+// is the standard deviation of one counting query's answer (a fraction of
+// n) measured with the whole budget, η = n√(2ρ) (Gaussian, ρ-zCDP), or
+// nε/√2 for a pure budget (Laplace).
+func fwEta(n int, b privacy.Budget, rho float64) float64 {
+	if b.Delta > 0 {
+		return float64(n) * math.Sqrt(2*rho)
+	}
+	return float64(n) * b.Eps / math.Sqrt2
+}
+
+// FWTunedTMax caps the Tuned setting's T (runtime; it binds at about
+// ε = 13 on adult-reduced).
+const FWTunedTMax = 2000
+
+func fwTunedTRaw(eta float64, m int) float64 {
+	return math.Pow(10.3*eta/math.Log(float64(2*m)), 2.0/3)
+}
+
+// FWTunedT is the Tuned setting's number of iterations for the public
+// signal-to-noise scale eta (see fwEta) and m queries:
+//
+//	T = (10.3·η/ln 2m)^{2/3}, between 20 and FWTunedTMax.
+//
+// The Frank-Wolfe analysis with exponential-mechanism noise balances an
+// optimisation term ∝ 1/T against the selection noise ∝ √T·ln(2m)/η, so T
+// ∝ (η/ln 2m)^{2/3}; the constant (10.3 = ln 2m on adult-reduced) is
+// fitted on adult-reduced at ε = 0.1 ... 3, δ = 1e-9 (docs/BENCHMARKS.md,
+// "### dpfw"). For a no-noise run (η = +Inf) it is FWTunedTMax.
+func FWTunedT(eta float64, m int) int {
+	t := fwTunedTRaw(eta, m)
+	if math.IsNaN(t) || t > FWTunedTMax {
+		return FWTunedTMax
+	}
+	return max(20, int(math.Round(t)))
+}
+
+// FWTunedAlpha is the Tuned setting's entropy weight for the public
+// signal-to-noise scale eta over a universe of k cells:
+//
+//	α·ln k = 4·η^{−1/3}, clamped to [0.1, 1].
+//
+// α·ln k bounds the bias the entropy adds (seed 001, Theorem 2); less noise
+// affords a smaller bias. The law and its constant are fitted on
+// adult-reduced at ε = 0.1 ... 3 (docs/BENCHMARKS.md, "### dpfw").
+func FWTunedAlpha(eta float64, k int) float64 {
+	a := 4 * math.Pow(eta, -1.0/3)
+	return min(1, max(0.1, a)) / math.Log(float64(k))
 }
 
 // fwCalibratePure returns the largest ε0 such that steps exponential
@@ -279,20 +347,6 @@ func fwCalibratePure(eps float64, steps int) float64 {
 		e = math.Nextafter(e, 0)
 	}
 	return e
-}
-
-// FWTunedT is the Tuned setting's number of iterations for a budget whose
-// zCDP share is rho (0 for a pure budget): a public function of the budget
-// only, so that the plan's charges do not depend on n. See
-// docs/BENCHMARKS.md ("### dpfw") for the evidence behind it.
-func FWTunedT(b privacy.Budget, rho float64) int {
-	return 1000
-}
-
-// FWTunedAlpha is the Tuned setting's entropy weight α, a public function
-// of (n, the budget, k, m). See docs/BENCHMARKS.md ("### dpfw").
-func FWTunedAlpha(n int, b privacy.Budget, rho float64, k, m int) float64 {
-	return 0.1 / math.Log(float64(k))
 }
 
 // fwPaperFormulas are seed 001's printed parameters (Algorithm 1, L129–131,
@@ -429,6 +483,16 @@ func (s *DPFW) Solve(ctx context.Context, p *Problem) (*Result, error) {
 	plan, fp, err := s.plan(&p.Shape)
 	if err != nil {
 		return nil, err
+	}
+	if p.noPrivacy && !fp.paper {
+		// The test mode without noise: the rules at η = +Inf.
+		if s.T == 0 {
+			fp.T = FWTunedT(math.Inf(1), fp.geo.m)
+		}
+		if s.Alpha == 0 {
+			fp.alpha = FWTunedAlpha(math.Inf(1), fp.geo.k)
+		}
+		plan.Iterations = fp.T
 	}
 	if p.Op.K() != fp.geo.k || p.Op.M() != fp.geo.m {
 		return nil, fmt.Errorf("dpfw: operator is %d × %d, workload %d × %d", p.Op.M(), p.Op.K(), fp.geo.m, fp.geo.k)

@@ -110,31 +110,58 @@ func TestDPFWPlanPaper(t *testing.T) {
 }
 
 func TestDPFWPlanTuned(t *testing.T) {
-	fx := small(t)
+	fx := adultReduced(t)
 	b := privacy.Budget{Eps: 1, Delta: 1e-9}
-	plan, err := (&DPFW{T: 300}).Plan(&Shape{Budget: b, N: 1000, Workload: fx.wl})
+	plan, err := (&DPFW{}).Plan(&Shape{Budget: b, N: 48842, Workload: fx.wl})
 	if err != nil {
 		t.Fatal(err)
 	}
 	rho, _ := b.Rho(privacy.Tight)
-	eps0 := privacy.CalibrateExponential(rho, 300)
-	want := privacy.ExponentialMechanismCost(eps0).Times(300)
-	if len(plan.Charges) != 1 || plan.Charges[0].Cost != want {
-		t.Errorf("charges = %v, want %v", plan.Charges, want)
+	eta := 48842 * math.Sqrt(2*rho)
+	T := int(math.Round(math.Pow(eta, 2.0/3))) // ln 2m = 10.3 on adult-reduced
+	eps0 := privacy.CalibrateExponential(rho, T)
+	P := plan.Params
+	if len(plan.Charges) != 1 || plan.Charges[0].Cost != privacy.ZCDPCost(rho) {
+		t.Errorf("charges = %v, want ZCDP ρ = %v", plan.Charges, rho)
 	}
-	if plan.Params["sensitivity"] != 1.0/1000 || plan.Params["eps0"] != eps0 {
-		t.Errorf("params = %v", plan.Params)
+	if math.Abs(float64(plan.Iterations-T)) > 1 || P["eps0"] != privacy.CalibrateExponential(rho, plan.Iterations) {
+		t.Errorf("T = %d, ε0 = %v; want about η^{2/3} = %d, ε0 = %v", plan.Iterations, P["eps0"], T, eps0)
 	}
-	// A pure budget: pure charges that add up to at most ε.
+	if want := 4 * math.Pow(eta, -1.0/3); !relClose(P["alpha_ln_k"], want, 1e-12) {
+		t.Errorf("α ln k = %v, want 4η^{-1/3} = %v", P["alpha_ln_k"], want)
+	}
+	if P["rho_spent"] > rho || P["sensitivity"] != 1.0/48842 {
+		t.Errorf("params = %v", P)
+	}
+	// The rules' clamps.
+	if FWTunedT(1, 100) != 20 || FWTunedT(math.Inf(1), 100) != FWTunedTMax || FWTunedT(1e12, 100) != FWTunedTMax {
+		t.Errorf("FWTunedT clamps: %d, %d, %d", FWTunedT(1, 100), FWTunedT(math.Inf(1), 100), FWTunedT(1e12, 100))
+	}
+	if a := FWTunedAlpha(math.Inf(1), 100) * math.Log(100); !relClose(a, 0.1, 1e-12) {
+		t.Errorf("α ln k at η = ∞: %v, want the floor 0.1", a)
+	}
+	if a := FWTunedAlpha(1, 100) * math.Log(100); !relClose(a, 1, 1e-12) {
+		t.Errorf("α ln k at η = 1: %v, want the ceiling 1", a)
+	}
+	// A pure budget: one bounded-range charge of ε.
 	pure := privacy.Budget{Eps: 1}
 	plan, err = (&DPFW{T: 7}).Plan(&Shape{Budget: pure, N: 1000, Workload: fx.wl})
 	if err != nil {
 		t.Fatal(err)
 	}
 	led, _ := privacy.NewLedger(pure, nil)
-	if err := led.Charge(plan.Charges...); err != nil || plan.Charges[0].Eps > 1 || plan.Charges[0].Eps < 1-1e-12 {
-		t.Errorf("pure plan %v: %v", plan.Charges, err)
+	if err := led.Charge(plan.Charges...); err != nil || plan.Charges[0].Eps != 1 || plan.Params["eps0"]*7 > 1 {
+		t.Errorf("pure plan %v (ε0 = %v): %v", plan.Charges, plan.Params["eps0"], err)
 	}
+	// N unknown: T and α are not known yet; the charges are the same.
+	p0, err := (&DPFW{}).Plan(&Shape{Budget: b, Workload: fx.wl})
+	if err != nil || p0.Iterations != 0 || len(p0.Warnings) == 0 || p0.Charges[0] != plan0Charge(rho) {
+		t.Errorf("plan with N unknown: %v, %d iterations, warnings %q", err, p0.Iterations, p0.Warnings)
+	}
+}
+
+func plan0Charge(rho float64) privacy.Charge {
+	return privacy.Charge{Label: "dpfw: T exponential-mechanism selections, ε0 = √(8ρ/T) each (ε0²/8 zCDP by bounded range), calibrated to ρ", Cost: privacy.ZCDPCost(rho)}
 }
 
 func TestDPFWPlanErrors(t *testing.T) {

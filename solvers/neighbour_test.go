@@ -95,8 +95,8 @@ var neighbourRows = []neighbourRow{
 		// worst case.
 		solver: func(under bool) Solver { return &DPFW{T: 2, Alpha: 20, noiseScale: half(under)} },
 		budget: privacy.Budget{Eps: 3, Delta: 1e-6},
-		// T exponential mechanisms, ε0 each: the pure charge's ε.
-		claim: func(p *Plan) float64 { return p.Charges[0].Eps },
+		// T exponential mechanisms, ε0 each.
+		claim: func(p *Plan) float64 { return p.Params["T"] * p.Params["eps0"] },
 	},
 	{
 		name:   "dpfw paper",
