@@ -38,11 +38,17 @@ func init() {
 // are scattered from each record's column of A (stride arithmetic for
 // marginal cells), so a step costs O(B·#sets), not O(m).
 //
+// In the package's no-privacy test mode each draw is replaced by the
+// argmax of its scores (the exponential mechanism as ε' → ∞) and each batch
+// by the whole data, with the Tuned rules taken at η = +Inf.
+//
 // The zero value is the Tuned setting with its documented defaults:
 //
-//   - Tuned: zCDP accounting; T = SMDTunedT(n, ρ, m) draws; the per-draw ε'
-//     = CalibrateExponential(ρ, T), τ_y = ε'·B/(2R) (all the budget goes to
-//     the query player's draws), τ_x = SMDTunedTauX(k, T).
+//   - Tuned: zCDP accounting; T = SMDTunedT(η, m) draws with η = n√(2ρ)
+//     the budget's public signal-to-noise scale; the per-draw ε' =
+//     CalibrateExponential(ρ, T), τ_y = ε'·B/(2R) (all the budget goes to
+//     the query player's draws), τ_x = SMDTunedTauX(k, T). Rules chosen by
+//     evidence on adult-reduced (docs/BENCHMARKS.md, "### smd").
 //   - Paper: T = min(n, ⌈nε/√(ℓ ln(1/δ))⌉) with ℓ = ln k + ln 2m (the
 //     L2 = 0 case of L386–390, digest §2), τ_x = √(ln k/T), and τ_y the
 //     smaller of √(ln 2m/T)/2 and the exact privacy cap
@@ -79,8 +85,8 @@ type SMD struct {
 }
 
 // SMDTMax caps the Tuned setting's T (runtime: each draw costs a pass
-// over the universe).
-const SMDTMax = 20_000
+// over the universe; it binds at about ε = 8 on adult-reduced).
+const SMDTMax = 2000
 
 // Name returns "smd".
 func (s *SMD) Name() string { return "smd" }
@@ -175,9 +181,11 @@ func (s *SMD) plan(sh *Shape) (*Plan, *smdPlan, error) {
 			}}
 		}
 		if n > 0 {
+			eta := fwEta(n, b, rho)
+			plan.Params["eta"] = eta
 			sp.T = s.T
 			if sp.T == 0 {
-				sp.T = SMDTunedT(n, b, rho, geo.R, geo.m)
+				sp.T = SMDTunedT(eta, geo.m)
 			}
 			sp.T = max(1, min(sp.T, n))
 			sp.B = n / sp.T
@@ -219,27 +227,27 @@ func (s *SMD) plan(sh *Shape) (*Plan, *smdPlan, error) {
 	return plan, sp, nil
 }
 
-// SMDTunedT is the Tuned setting's number of draws: the T at which the
-// privacy-calibrated step of the query player, ε'B/(2R) with ε' = √(8ρ/T)
-// and B = n/T, meets its regret-optimal value √(ln 2m/T)/2, i.e. T =
-// n√(8ρ)/(R√ln 2m), capped at SMDTMax. n is public under replace-one; the
-// plan's charge (the whole ρ) does not depend on T. See docs/BENCHMARKS.md
-// ("### smd").
-func SMDTunedT(n int, b privacy.Budget, rho, R float64, m int) int {
-	if R == 0 {
-		R = 1
+// SMDTunedT is the Tuned setting's number of draws for the public
+// signal-to-noise scale eta = n√(2ρ) (see fwEta) and m queries: the same
+// law as DPFW's, T = (10.3·η/ln 2m)^{2/3}, between 20 and SMDTMax, and at
+// most n. On adult-reduced at ε = 0.1 ... 3 (docs/BENCHMARKS.md, "### smd")
+// the best T grew like η^{2/3}; the regret-balancing T = n√(8ρ)/(R√ln 2m)
+// of the digest's sketch (where the privacy cap on τ_y meets √(ln 2m/T)/2)
+// was 5–10 times too large there.
+func SMDTunedT(eta float64, m int) int {
+	t := fwTunedTRaw(eta, m)
+	if math.IsNaN(t) || t > SMDTMax {
+		return SMDTMax
 	}
-	if rho == 0 { // pure budget: ε' = ε/T, ρ-equivalent ε²/(8T) per draw
-		rho = b.Eps * b.Eps / 8
-	}
-	t := float64(n) * math.Sqrt(8*rho) / (R * math.Sqrt(math.Log(float64(2*m))))
-	return max(1, min(SMDTMax, int(math.Ceil(t))))
+	return max(20, int(math.Round(t)))
 }
 
 // SMDTunedTauX is the Tuned setting's data-player step for T draws over a
-// universe of k cells. See docs/BENCHMARKS.md ("### smd").
+// universe of k cells: 5·√(ln k/T), five times the regret-optimal step of
+// a multiplicative-weights player (digest §4): on adult-reduced the
+// averaged iterate was best at 5–10 times (docs/BENCHMARKS.md, "### smd").
 func SMDTunedTauX(k, T int) float64 {
-	return math.Sqrt(math.Log(float64(k)) / float64(T))
+	return 5 * math.Sqrt(math.Log(float64(k))/float64(T))
 }
 
 // Solve runs SMD on the problem.
@@ -253,6 +261,17 @@ func (s *SMD) Solve(ctx context.Context, p *Problem) (*Result, error) {
 	plan, sp, err := s.plan(&p.Shape)
 	if err != nil {
 		return nil, err
+	}
+	if p.noPrivacy && s.Setting != Paper {
+		// The test mode without noise: the rules at η = +Inf.
+		if s.T == 0 {
+			sp.T = min(SMDTunedT(math.Inf(1), sp.geo.m), p.N)
+			sp.B = p.N / sp.T
+		}
+		if s.TauX == 0 {
+			sp.tauX = SMDTunedTauX(sp.geo.k, sp.T)
+		}
+		plan.Iterations = sp.T
 	}
 	if p.Op.K() != sp.geo.k || p.Op.M() != sp.geo.m {
 		return nil, fmt.Errorf("smd: operator is %d × %d, workload %d × %d", p.Op.M(), p.Op.K(), sp.geo.m, sp.geo.k)
@@ -313,8 +332,6 @@ type smdRun struct {
 	shift float64
 	exact bool
 	sum   float64 // Σe of the last pass
-	// No-privacy mode: y's weights, its signed mean, Aᵀ of it.
-	yw, yd, adj []float64
 }
 
 func newSMDRun(p *Problem, sp *smdPlan, team *par.Team, noiseScale float64) (*smdRun, error) {
@@ -334,9 +351,6 @@ func newSMDRun(p *Problem, sp *smdPlan, team *par.Team, noiseScale float64) (*sm
 	}
 	r.sens = R / float64(sp.B) * noiseScale
 	if p.noPrivacy {
-		r.yw = make([]float64, 2*m)
-		r.yd = make([]float64, m)
-		r.adj = make([]float64, k)
 		return r, nil
 	}
 	if err := r.columns(p.Counts, p.Workload); err != nil {
@@ -450,58 +464,37 @@ func (r *smdRun) step(t int) (int, float64) {
 		S[j] -= x
 		S[m+j] += x
 	}
+	var s int
 	if p.noPrivacy {
-		return -1, r.exactStep(maxErr, mx)
-	}
-	// The batch's signed answers c^t: each record adds its column / B.
-	bInv := 1 / float64(sp.B)
-	for _, e := range r.rec[t*sp.B : (t+1)*sp.B] {
-		for i := r.colStart[e]; i < r.colStart[e+1]; i++ {
-			v := r.colVal[i] * bInv
-			j := r.colIdx[i]
+		// The exact counterparts: the full data's gradient instead of a
+		// batch's, and the argmax of the scores instead of a draw (the
+		// exponential mechanism as ε' → ∞).
+		for j, v := range p.Answers {
 			S[j] += v
-			S[int32(m)+j] -= v
+			S[m+j] -= v
 		}
+		s = fwArgmax(S)
+	} else {
+		// The batch's signed answers c^t: each record adds its column / B.
+		bInv := 1 / float64(sp.B)
+		for _, e := range r.rec[t*sp.B : (t+1)*sp.B] {
+			for i := r.colStart[e]; i < r.colStart[e+1]; i++ {
+				v := r.colVal[i] * bInv
+				j := r.colIdx[i]
+				S[j] += v
+				S[int32(m)+j] -= v
+			}
+		}
+		// The draw ∝ exp(τ_y·S) is the exponential mechanism with ε' =
+		// 2τ_y·R/B and Δ = R/B (the test hook scales Δ only).
+		s = privacy.ExponentialMechanism(p.Rand, S, sp.eps1, r.sens)
 	}
-	// The draw ∝ exp(τ_y·S) is the exponential mechanism with ε' = 2τ_y·R/B
-	// and Δ = R/B (the test hook scales Δ only).
-	s := privacy.ExponentialMechanism(p.Rand, S, sp.eps1, r.sens)
 	j, sg := query.Signed(s, m)
 	lo, hi := p.Op.Range(j)
 	p.Op.AddQuery(j, sg*sp.tauX, r.a)
 	r.shift = mx + sp.tauX*max(sg*lo, sg*hi)
 	r.exact = sp.tauX*(hi-lo) > fwMaxSlack || math.IsInf(r.shift, 0) || math.IsNaN(r.shift)
 	return s, maxErr
-}
-
-// exactStep is the no-privacy counterpart of a step: the full-data
-// gradient instead of a batch, and the expected vertex under y =
-// softmax(τ_y·S) instead of a draw (one Adjoint pass).
-func (r *smdRun) exactStep(maxErr, mx float64) float64 {
-	p, sp, m := r.p, r.sp, r.m
-	S := r.S
-	for j, v := range p.Answers {
-		S[j] += v
-		S[m+j] -= v
-	}
-	hi := math.Inf(-1)
-	for _, v := range S {
-		hi = max(hi, v)
-	}
-	z := 0.0
-	for i, v := range S {
-		r.yw[i] = math.Exp(sp.tauY * (v - hi))
-		z += r.yw[i]
-	}
-	for j := range m {
-		r.yd[j] = sp.tauX * (r.yw[j] - r.yw[m+j]) / z
-	}
-	p.Op.Adjoint(r.yd, r.adj)
-	for i, v := range r.adj {
-		r.a[i] += v
-	}
-	r.exact = true
-	return maxErr
 }
 
 // bound is the a-priori regret bound of the two multiplicative-weights

@@ -20,7 +20,7 @@ func TestSMDPlanTuned(t *testing.T) {
 	}
 	rho, _ := b.Rho(privacy.Tight)
 	P := plan.Params
-	T := SMDTunedT(n, b, rho, 1, fx.wl.M())
+	T := SMDTunedT(float64(n)*math.Sqrt(2*rho), fx.wl.M())
 	B := n / T
 	eps1 := privacy.CalibrateExponential(rho, T)
 	if plan.Iterations != T || P["B"] != float64(B) || P["unused_records"] != float64(n-T*B) {
