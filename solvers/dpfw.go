@@ -46,7 +46,10 @@ func init() {
 // move in opposite directions (not monotone), so each selection needs the
 // non-monotone calibration: the exponential mechanism exp(ε0·score/(2Δ)) is
 // ε0-DP and ε0-bounded-range, hence ε0²/8-zCDP; T selections compose to
-// T·ε0²/8 (zCDP composition), ε0 = CalibrateExponential(ρ, T). Laplace
+// T·ε0²/8 (zCDP composition), ε0 = CalibrateExponential(ρ, T); the plan
+// charges the whole ρ, which bounds this for any T (T depends on n). With a
+// pure budget (δ = 0), ε0 = ε/T and the selections are ε-DP (bounded range
+// composes by adding ε). Laplace
 // report-noisy-max needs scale 2Δ/ε̃ for ε̃-DP (the paper's Lap(λ), λ =
 // D_1/(nε̃), is used when larger, which it always is for non-negative
 // queries since D_1 >= 2R). Everything else (q_t, α, U, the softmax, the
@@ -55,6 +58,12 @@ func init() {
 // L580: T ε̃-DP steps with ε̃ = ε/(4√(2T ln(1/δ))), valid when ln(1/δ) >=
 // ε̃²T); Plan.Params also record the tight recomputation. Only ReplaceOne
 // is supported.
+//
+// Cost per iteration: one parallel pass of exponentials over the universe
+// (θ = c·φ with a lazy scale factor, so the (1 − γ) shrink is O(1) and the
+// step adds one vertex with AddQuery), one fused Answer, and O(m) for the
+// scores and the selection; no allocation. The trace's MaxError is the
+// largest absolute score, free (internal: computed on the data).
 type DPFW struct {
 	Setting Setting
 	// T is the number of iterations (private selections); 0: the setting's

@@ -20,7 +20,8 @@ import (
 //	go test -tags evidence ./solvers -run TestEvidenceFW -v -timeout 0
 //
 // runs each setting over 5 seeds at ε = 1 (docs/BENCHMARKS.md, "### dpfw"
-// and "### smd"), and
+// and "### smd"), -run TestEvidenceFWRules runs the tuned rules at ε = 0.1,
+// 0.3, 1 and 3 (3 seeds), and
 //
 //	go test -tags evidence ./solvers -run TestEvidenceFWSweep -v -timeout 0 \
 //	    -fw.sweep 'dpfw eps=0.1,1 T=500,1000 alnk=0.05,0.1 out=last,avg seeds=3'
@@ -86,6 +87,19 @@ func TestEvidenceFW(t *testing.T) {
 			runs = append(runs, r)
 		}
 		t.Logf("%s at ε = 1: %s", c.name, evSummary(runs))
+	}
+}
+
+// TestEvidenceFWRules runs the tuned rules across budgets (3 seeds each).
+func TestEvidenceFWRules(t *testing.T) {
+	for _, eps := range []float64{0.1, 0.3, 1, 3} {
+		for _, s := range []Solver{&DPFW{}, &SMD{}} {
+			var runs []evRun
+			for seed := uint64(1); seed <= 3; seed++ {
+				runs = append(runs, evSolve(t, s, eps, 200+seed))
+			}
+			t.Logf("%s tuned at ε = %v: %s", s.Name(), eps, evSummary(runs))
+		}
 	}
 }
 
