@@ -144,8 +144,8 @@ func (o FWOutput) String() string {
 	return "default"
 }
 
-// FWPaperTMax is the default cap on the Paper setting's T: about half a
-// minute on adult-reduced (35 3-way marginals) on the project machine
+// FWPaperTMax is the default cap on the Paper setting's T: about 40 s on
+// adult-reduced (35 3-way marginals) on the shared project machine
 // (docs/BENCHMARKS.md, "### dpfw").
 const FWPaperTMax = 10_000
 

@@ -53,6 +53,12 @@ import (
 // and the extreme events are frequent enough to be estimated; privacy does
 // not depend on them.
 //
+// The harness compares the sequence of selected vertices (Result.Trace's
+// Selected). For a solver that also releases other values (MWEM's noisy
+// measurements) the selections are a function of its release, so their
+// loss is still bounded by the solver's ε: the test stays valid, if less
+// powerful.
+//
 // Adding a solver (e.g. MWEM) takes one row of neighbourRows: a
 // constructor with the under-noised switch, the budget and the claimed ε
 // from its plan (and optionally other datasets). A solver whose Solve is
