@@ -323,7 +323,7 @@ type smdRun struct {
 	// Records in batch order: entry indices into cols.
 	rec []int32
 	// Column of A at each distinct record cell, CSR.
-	colStart []int32
+	colStart []int
 	colIdx   []int32
 	colVal   []float64
 	// sens is the score sensitivity R/B the draws are calibrated for
@@ -400,7 +400,7 @@ func (r *smdRun) columns(c *universe.Counts, w *query.Workload) error {
 		}
 	}
 	nd := c.Distinct()
-	r.colStart = make([]int32, nd+1)
+	r.colStart = make([]int, nd+1)
 	r.colIdx = make([]int32, 0, nd*len(sets))
 	r.colVal = make([]float64, 0, nd*len(sets))
 	var one []float64
@@ -434,7 +434,7 @@ func (r *smdRun) columns(c *universe.Counts, w *query.Workload) error {
 				}
 			}
 		}
-		r.colStart[i+1] = int32(len(r.colIdx))
+		r.colStart[i+1] = len(r.colIdx)
 	}
 	return nil
 }
