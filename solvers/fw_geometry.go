@@ -1,0 +1,65 @@
+package solvers
+
+import (
+	"errors"
+	"math"
+
+	"github.com/dpsynth/synth/query"
+)
+
+// fwGeometry is the public geometry of a workload that DPFW and SMD need:
+// computed from the workload's structure alone, never from data.
+type fwGeometry struct {
+	k, m int
+	// R is the largest range max q_j − min q_j over the queries (1 for
+	// counting queries of weight 1): under replace-one neighbours with n
+	// public, the answer ⟨q_j, P_n⟩ and the score ±⟨q_j, P_n − D⟩ of either
+	// sign move by at most R/n.
+	R float64
+	// D1 and DInf are the diameters of the query hull conv(Q ∪ −Q) in ℓ1
+	// and ℓ∞ (seed 001, L125): max over vertex pairs of ‖v − v'‖, attained
+	// by a query and its negation, so D1 = 2·max_j ‖q_j‖₁ and DInf =
+	// 2·max_j ‖q_j‖∞.
+	D1, DInf float64
+	// D1Exact is false when some query is not a marginal cell: its ‖q_j‖₁
+	// is then bounded by weight·k (the workload does not expose the size of
+	// a range's or predicate's support), which can only enlarge D1.
+	D1Exact bool
+}
+
+func newFWGeometry(w *query.Workload) (fwGeometry, error) {
+	k64, ok := w.Domain().Size()
+	if !ok || k64 == 0 || k64 > uint64(math.MaxInt) {
+		return fwGeometry{}, errors.New("solvers: the universe is not explicit (too many cells for a dense distribution)")
+	}
+	g := fwGeometry{k: int(k64), m: w.M(), D1Exact: true}
+	if g.m == 0 {
+		return g, errors.New("solvers: the workload has no queries")
+	}
+	k := float64(k64)
+	marg := w.Marginals()
+	for j := 0; j < g.m; j++ {
+		lo, hi := w.Range(j)
+		g.R = max(g.R, hi-lo)
+		g.DInf = max(g.DInf, 2*math.Max(math.Abs(lo), math.Abs(hi)))
+		var norm1 float64
+		if s := w.MarginalOf(j); s >= 0 {
+			norm1 = marg[s].Weight * k / float64(marg[s].Cells)
+		} else {
+			norm1 = w.Weight(j) * k
+			g.D1Exact = false
+		}
+		g.D1 = max(g.D1, 2*norm1)
+	}
+	return g, nil
+}
+
+// sensitivity is the per-step score sensitivity R/n (1/n if every query is
+// constant, so that it is never zero).
+func (g *fwGeometry) sensitivity(n int) float64 {
+	r := g.R
+	if r == 0 {
+		r = 1
+	}
+	return r / float64(n)
+}
