@@ -89,7 +89,8 @@ type DPAM struct {
 	Kappa float64
 	// WidthSamples is the number of Monte Carlo draws for the Gaussian
 	// width w(Q ∪ −Q), estimated from the public workload with a fixed
-	// public seed (see GaussianWidth); zero means 256.
+	// public seed (see GaussianWidth); zero means 256, fewer above
+	// k = 390,625 (⌈10^8/k⌉, at least 16).
 	WidthSamples int
 	// TraceEvery is how often (in iterations) the internal max error of
 	// D^ag is computed for the trace (an extra Answer pass); zero means 10,
@@ -101,11 +102,16 @@ type DPAM struct {
 	wrongSign bool
 }
 
-func (s *DPAM) widthSamples() int {
+// widthSamples is the number of Monte Carlo draws for the Gaussian width:
+// the setting, or 256 up to k = 390,625 and then ⌈10^8/k⌉, at least 16,
+// so that the estimate costs at most about 10^8 normal draws (a few
+// seconds); the rules use w only through T ∝ 1/w and α ∝ w, which a few
+// percent of Monte Carlo error does not move.
+func (s *DPAM) widthSamples(k int) int {
 	if s.WidthSamples > 0 {
 		return s.WidthSamples
 	}
-	return dpamTunedSamp
+	return min(dpamWidthSamples, max(16, int(math.Ceil(1e8/float64(k)))))
 }
 
 // Name returns "dpam".
@@ -179,7 +185,7 @@ func (s *DPAM) derive(sh *Shape, op Operator, noPrivacy bool) (*dpamRun, error) 
 			p.Warnings = append(p.Warnings, "dpam (paper): T, sigma and alpha depend on n, unknown at plan time")
 			return run, nil
 		}
-		w, err := cachedWidth(sh.Workload, op, s.widthSamples())
+		w, err := cachedWidth(sh.Workload, op, s.widthSamples(sh.K()))
 		if err != nil {
 			return nil, err
 		}
@@ -235,7 +241,7 @@ func (s *DPAM) derive(sh *Shape, op Operator, noPrivacy bool) (*dpamRun, error) 
 		}
 		T, alpha := s.T, s.Alpha
 		if T <= 0 || alpha <= 0 {
-			w, err := cachedWidth(sh.Workload, op, s.widthSamples())
+			w, err := cachedWidth(sh.Workload, op, s.widthSamples(sh.K()))
 			if err != nil {
 				return nil, err
 			}
@@ -274,12 +280,12 @@ func (s *DPAM) derive(sh *Shape, op Operator, noPrivacy bool) (*dpamRun, error) 
 // expected largest of its workload errors). docs/BENCHMARKS.md "### dpam"
 // has the evidence. ρ = +Inf is the no-privacy limit (s = +Inf).
 const (
-	dpamTPerS     = 4     // T = ⌈4·s⌉ ...
-	dpamTMax      = 1000  // ... capped: the no-privacy T
-	dpamAlphaS    = 0.2   // α = 0.2/s ...
-	dpamAlphaMin  = 0.005 // ... at least this: the no-privacy α
-	dpamKappa     = 1     // λ_t = 1/t: the dual point averages the vertices
-	dpamTunedSamp = 256
+	dpamTPerS        = 4     // T = ⌈4·s⌉ ...
+	dpamTMax         = 1000  // ... capped: the no-privacy T
+	dpamAlphaS       = 0.2   // α = 0.2/s ...
+	dpamAlphaMin     = 0.005 // ... at least this: the no-privacy α
+	dpamKappa        = 1     // λ_t = 1/t: the dual point averages the vertices
+	dpamWidthSamples = 256
 )
 
 func tunedDPAMT(s float64) int {
