@@ -131,19 +131,18 @@ func BenchmarkDPAMIter(b *testing.B) {
 	}
 }
 
-// BenchmarkMWEMRound times one MWEM round (tuned: Answer, exponential
-// mechanism over m queries, one discrete Gaussian count, 10 sequential
-// multiplicative-weights sweeps) after 100 untimed rounds, so that the fit
-// covers about 100 measured queries, as mid-run at ε = 1 on adult-reduced
-// (T = 171); and, in the same run, the selection alone (Answer and the
-// exponential mechanism).
+// BenchmarkMWEMRound times one MWEM round (tuned at ε = 1: Answer, the
+// exponential mechanism over the m queries, one discrete Gaussian count, 10
+// sequential multiplicative-weights sweeps over all measured queries) from
+// the middle of a run (T/2 untimed rounds first, as the fit's cost grows
+// with the number of measured queries), and, in the same run, the
+// selection alone (Answer and the exponential mechanism).
 func BenchmarkMWEMRound(b *testing.B) {
 	for _, bc := range amBenchCases {
 		b.Run(bc.name, func(b *testing.B) {
 			fx := bc.fixture(b)
 			p := fx.problem(b, 1, 1e-9, 1)
-			const warm = 100
-			s := &MWEM{T: warm + 1000, TraceEvery: -1}
+			s := &MWEM{TraceEvery: -1}
 			run, err := s.derive(&p.Shape, false)
 			if err != nil {
 				b.Fatal(err)
@@ -152,13 +151,15 @@ func BenchmarkMWEMRound(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			warm := run.T / 2
 			for t := 1; t <= warm; t++ {
 				st.step(t)
 			}
+			b.Logf("T = %d, %d rounds before timing, %d distinct queries measured", run.T, warm, len(st.order))
 			b.Run("round", func(b *testing.B) {
 				b.ReportAllocs()
 				for i := range b.N {
-					st.step(warm + 1 + i%1000)
+					st.step(warm + 1 + i%(run.T-warm))
 				}
 				readRatio(b, p.Op.K())
 			})
@@ -178,35 +179,43 @@ func BenchmarkMWEMRound(b *testing.B) {
 }
 
 // TestStepAllocs: an iteration of DPAM and a round of MWEM allocate
-// nothing (after the first, which sets up the Gaussian vector's state).
+// nothing (after the first, which sets up the Gaussian vector's state), on
+// the small fixture and, outside -short, on adult-reduced, where the
+// passes run on both cores.
 func TestStepAllocs(t *testing.T) {
-	fx := small(t)
-	p := fx.problem(t, 1, 1e-9, 1)
-	s := &DPAM{T: 100}
-	run, err := s.derive(&p.Shape, p.Op, false)
-	if err != nil {
-		t.Fatal(err)
+	fixtures := []func(testing.TB) *fixture{small}
+	if !testing.Short() {
+		fixtures = append(fixtures, adultReduced)
 	}
-	st := newDPAMState(run, p, 3, false)
-	defer st.team.Close()
-	st.step(1)
-	it := 2
-	if a := testing.AllocsPerRun(50, func() { st.step(it); it++ }); a != 0 {
-		t.Errorf("DPAM iteration: %v allocations, want 0", a)
-	}
-	p = fx.problem(t, 1, 1e-9, 1)
-	ms := &MWEM{T: 100}
-	mrun, err := ms.derive(&p.Shape, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mst, err := newMWEMState(mrun, p, 1, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mst.step(1)
-	r := 2
-	if a := testing.AllocsPerRun(50, func() { mst.step(r); r++ }); a != 0 {
-		t.Errorf("MWEM round: %v allocations, want 0", a)
+	for _, f := range fixtures {
+		fx := f(t)
+		p := fx.problem(t, 1, 1e-9, 1)
+		s := &DPAM{T: 200, Alpha: 0.01}
+		run, err := s.derive(&p.Shape, p.Op, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := newDPAMState(run, p, 3, false)
+		st.step(1)
+		it := 2
+		if a := testing.AllocsPerRun(50, func() { st.step(it); it++ }); a != 0 {
+			t.Errorf("%s: DPAM iteration: %v allocations, want 0", fx.name, a)
+		}
+		st.team.Close()
+		p = fx.problem(t, 1, 1e-9, 1)
+		ms := &MWEM{T: 100}
+		mrun, err := ms.derive(&p.Shape, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mst, err := newMWEMState(mrun, p, 1, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mst.step(1)
+		r := 2
+		if a := testing.AllocsPerRun(50, func() { mst.step(r); r++ }); a != 0 {
+			t.Errorf("%s: MWEM round: %v allocations, want 0", fx.name, a)
+		}
 	}
 }
