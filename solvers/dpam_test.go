@@ -2,6 +2,7 @@ package solvers
 
 import (
 	"context"
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -362,5 +363,41 @@ func softmaxInPlace(x []float64) {
 	}
 	for i := range x {
 		x[i] /= s
+	}
+}
+
+// TestAMProgressAndCancel: both solvers report progress once per iteration
+// with a finite objective, and stop with context.Canceled when the context
+// is cancelled mid-run (checked every iteration).
+func TestAMProgressAndCancel(t *testing.T) {
+	fx := small(t)
+	for _, s := range []Solver{&DPAM{T: 12}, &MWEM{T: 12}} {
+		p := fx.problem(t, 1, 1e-9, 8)
+		var iters []int
+		p.Progress = func(pr Progress) {
+			if math.IsNaN(pr.Objective) || math.IsInf(pr.Objective, 0) || pr.Total != 12 {
+				t.Errorf("%s: progress %+v", s.Name(), pr)
+			}
+			iters = append(iters, pr.Iter)
+		}
+		if _, err := s.Solve(context.Background(), p); err != nil {
+			t.Fatal(err)
+		}
+		if len(iters) != 12 || iters[0] != 1 || iters[11] != 12 {
+			t.Errorf("%s: progress at iterations %v, want 1..12", s.Name(), iters)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		p = fx.problem(t, 1, 1e-9, 8)
+		calls := 0
+		p.Progress = func(pr Progress) {
+			calls++
+			if pr.Iter == 3 {
+				cancel()
+			}
+		}
+		if _, err := s.Solve(ctx, p); !errors.Is(err, context.Canceled) || calls != 3 {
+			t.Errorf("%s: cancelled at iteration 3: err = %v after %d iterations, want context.Canceled after 3", s.Name(), err, calls)
+		}
+		cancel()
 	}
 }
