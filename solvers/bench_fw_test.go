@@ -1,7 +1,6 @@
 package solvers
 
 import (
-	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -9,8 +8,6 @@ import (
 
 	"github.com/dpsynth/synth/internal/par"
 	"github.com/dpsynth/synth/privacy"
-	"github.com/dpsynth/synth/query"
-	"github.com/dpsynth/synth/universe"
 )
 
 // Per-iteration benchmarks of DPFW and SMD, with the ratio to one plain
@@ -35,28 +32,7 @@ type fwBenchCase struct {
 
 var fwBenchCases = []fwBenchCase{
 	{"adult-reduced", func(b *testing.B) *Problem { return adultReduced(b).problem(b, 1, 1e-9, 1) }},
-	{"synthetic-1e7", synthetic1e7},
-}
-
-func synthetic1e7(b *testing.B) *Problem {
-	dom, err := universe.ParseDomain([]byte(`{"a": 2, "b": 5, "c": 2, "d": 5, "e": 10, "f": 10, "g": 4, "h": 5, "i": 5, "j": 10}`))
-	if err != nil {
-		b.Fatal(err)
-	}
-	wl, err := query.SampleKWay(dom, 3, 50, 1)
-	if err != nil {
-		b.Fatal(err)
-	}
-	rng := rand.New(rand.NewPCG(7, 7))
-	var records [][]int
-	for range 100_000 {
-		rec := make([]int, dom.Len())
-		for a := range rec {
-			rec[a] = rng.IntN(dom.Attr(a).Size())
-		}
-		records = append(records, rec)
-	}
-	return fwProblem(b, wl, records, privacy.Budget{Eps: 1, Delta: 1e-9}, 1)
+	{"synthetic-1e7", func(b *testing.B) *Problem { return synthetic1e7(b).problem(b, 1, 1e-9, 1) }},
 }
 
 // fwPerCell reports the benchmark's ns per universe cell, then times b.N
