@@ -149,10 +149,10 @@ func (s *section) build() {
 			sr.Label += ", " + sr.Neighbours
 		}
 		if dl {
-			sr.Label += ", δ=" + formatFloat(sr.Delta)
+			sr.Label += ", δ=" + display(sr.Delta)
 		}
 		if ho {
-			sr.Label += ", holdout " + formatFloat(sr.Holdout)
+			sr.Label += ", holdout " + display(sr.Holdout)
 		}
 		sr.Label += ")"
 		k := skey{sr.Solver, sr.Setting, sr.Neighbours, sr.Delta, sr.Holdout}

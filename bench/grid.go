@@ -85,12 +85,12 @@ func (p *Point) Key() string {
 // String describes the point on one line.
 func (p *Point) String() string {
 	s := fmt.Sprintf("%s %s %s/%s ε=%s δ=%s seed=%d", p.Protocol.Name, p.Protocol.WorkloadName(), p.Solver, p.Setting,
-		formatFloat(p.Epsilon), formatFloat(p.Delta), p.Seed)
+		display(p.Epsilon), display(p.Delta), p.Seed)
 	if p.Neighbours != "replace-one" {
 		s += " " + p.Neighbours
 	}
 	if p.Holdout > 0 {
-		s += " holdout=" + formatFloat(p.Holdout)
+		s += " holdout=" + display(p.Holdout)
 	}
 	return s
 }
@@ -227,3 +227,9 @@ func WriteGrid(w io.Writer, pts []Point, done map[string]bool) error {
 
 // formatFloat renders v in the shortest form that parses back to v.
 func formatFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// display renders v like formatFloat, without the exponent's padding zero
+// (1e-9, not 1e-09), for people.
+func display(v float64) string {
+	return strings.NewReplacer("e-0", "e-", "e+0", "e+").Replace(formatFloat(v))
+}

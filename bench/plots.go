@@ -167,7 +167,7 @@ func errorPlot(s *section, title, ylabel string, val func(*cell) stats, refs []R
 	p.X.Min, p.X.Max = elo/1.25, ehi*1.25
 	var xt []plot.Tick
 	for _, e := range s.Epsilons {
-		xt = append(xt, plot.Tick{Value: e, Label: formatFloat(e)})
+		xt = append(xt, plot.Tick{Value: e, Label: display(e)})
 	}
 	p.X.Tick.Marker = plot.ConstantTicks(xt)
 	if ylo <= yhi {

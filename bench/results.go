@@ -77,20 +77,20 @@ func newResult(pt *Point, sh *Shape) *Result {
 // column is one CSV column: its name, what it means, and how a Result
 // renders and parses it.
 type column struct {
-	name, doc string
-	get       func(*Result) string
-	set       func(*Result, string) error
+	name string
+	get  func(*Result) string
+	set  func(*Result, string) error
 }
 
-func strCol(name, doc string, f func(*Result) *string) column {
-	return column{name, doc,
+func strCol(name string, f func(*Result) *string) column {
+	return column{name,
 		func(r *Result) string { return *f(r) },
 		func(r *Result, s string) error { *f(r) = s; return nil }}
 }
 
 // floatCol is a float column; empty is NaN.
-func floatCol(name, doc string, f func(*Result) *float64) column {
-	return column{name, doc,
+func floatCol(name string, f func(*Result) *float64) column {
+	return column{name,
 		func(r *Result) string {
 			v := *f(r)
 			if math.IsNaN(v) {
@@ -113,8 +113,8 @@ func floatCol(name, doc string, f func(*Result) *float64) column {
 }
 
 // intCol is an integer column; empty is -1.
-func intCol(name, doc string, f func(*Result) *int64) column {
-	return column{name, doc,
+func intCol(name string, f func(*Result) *int64) column {
+	return column{name,
 		func(r *Result) string {
 			if *f(r) < 0 {
 				return ""
@@ -135,20 +135,20 @@ func intCol(name, doc string, f func(*Result) *int64) column {
 		}}
 }
 
-// columns are results.csv's columns, in order. The docs are the reference
-// for bench/README.md (a test checks that it lists every column).
+// columns are results.csv's columns, in order. bench/README.md says what
+// each means (a test checks that it lists every column).
 var columns = []column{
-	strCol("protocol", "the protocol (adult-reduced, titanic, adult-gem, tiny)", func(r *Result) *string { return &r.Protocol }),
-	strCol("dataset", "the shipped dataset the protocol uses", func(r *Result) *string { return &r.Dataset }),
-	strCol("workload", "the workload: K-way (all K-way marginals) or K-way-sampleS-seedW", func(r *Result) *string { return &r.Workload }),
-	intCol("universe", "cells in the universe (k)", func(r *Result) *int64 { return &r.Universe }),
-	intCol("queries", "queries in the workload (m)", func(r *Result) *int64 { return &r.Queries }),
-	strCol("solver", "the solver", func(r *Result) *string { return &r.Solver }),
-	strCol("setting", "the solver's setting: tuned or paper", func(r *Result) *string { return &r.Setting }),
-	strCol("neighbours", "the neighbouring relation: replace-one or add-remove", func(r *Result) *string { return &r.Neighbours }),
-	floatCol("epsilon", "the privacy budget ε", func(r *Result) *float64 { return &r.Epsilon }),
-	floatCol("delta", "the privacy budget δ", func(r *Result) *float64 { return &r.Delta }),
-	{"seed", "the release's --seed (the run is reproducible and not private)",
+	strCol("protocol", func(r *Result) *string { return &r.Protocol }),
+	strCol("dataset", func(r *Result) *string { return &r.Dataset }),
+	strCol("workload", func(r *Result) *string { return &r.Workload }),
+	intCol("universe", func(r *Result) *int64 { return &r.Universe }),
+	intCol("queries", func(r *Result) *int64 { return &r.Queries }),
+	strCol("solver", func(r *Result) *string { return &r.Solver }),
+	strCol("setting", func(r *Result) *string { return &r.Setting }),
+	strCol("neighbours", func(r *Result) *string { return &r.Neighbours }),
+	floatCol("epsilon", func(r *Result) *float64 { return &r.Epsilon }),
+	floatCol("delta", func(r *Result) *float64 { return &r.Delta }),
+	{"seed",
 		func(r *Result) string { return strconv.FormatUint(r.Seed, 10) },
 		func(r *Result, s string) error {
 			v, err := strconv.ParseUint(s, 10, 64)
@@ -158,25 +158,25 @@ var columns = []column{
 			r.Seed = v
 			return nil
 		}},
-	floatCol("holdout", "fraction of records held out (0: none)", func(r *Result) *float64 { return &r.Holdout }),
-	intCol("records", "records the release was computed from (n, after the holdout)", func(r *Result) *int64 { return &r.Records }),
-	intCol("rows", "synthetic rows released", func(r *Result) *int64 { return &r.Rows }),
-	floatCol("max_error", "largest absolute error of the released rows over the workload's queries, as a fraction of n", func(r *Result) *float64 { return &r.MaxError }),
-	floatCol("mean_error", "mean absolute error of the released rows over the queries", func(r *Result) *float64 { return &r.MeanError }),
-	floatCol("rmse", "root mean squared error of the released rows over the queries", func(r *Result) *float64 { return &r.RMSE }),
-	floatCol("p95_error", "95th percentile (nearest rank) of the released rows' absolute errors", func(r *Result) *float64 { return &r.P95Error }),
-	floatCol("distribution_max_error", "max error of the solver's distribution D before sampling rows", func(r *Result) *float64 { return &r.DistMaxError }),
-	floatCol("distribution_mean_error", "mean error of D before sampling rows", func(r *Result) *float64 { return &r.DistMeanError }),
-	floatCol("population_max_error", "max error of the released rows against the held-out records (empty without --holdout)", func(r *Result) *float64 { return &r.PopMaxError }),
-	floatCol("population_mean_error", "mean error against the held-out records (empty without --holdout)", func(r *Result) *float64 { return &r.PopMeanError }),
-	floatCol("epsilon_spent", "the ε the release's privacy charges compose to", func(r *Result) *float64 { return &r.EpsilonSpent }),
-	intCol("iterations", "the solver's private steps, from the manifest (0 for a one-shot measurement)", func(r *Result) *int64 { return &r.Iterations }),
-	intCol("trace_iterations", "the last iteration of the solver's trace (for project: the fit's steps)", func(r *Result) *int64 { return &r.TraceIterations }),
-	floatCol("seconds", "wall time of the whole release in its own process (ingest to Parquet, reports and manifest)", func(r *Result) *float64 { return &r.Seconds }),
-	floatCol("release_seconds", "the release's own measure of its time (from the outcome; excludes process start)", func(r *Result) *float64 { return &r.ReleaseSeconds }),
-	floatCol("cpu_seconds", "user + system CPU time of the release process (up to 2 × seconds on 2 cores)", func(r *Result) *float64 { return &r.CPUSeconds }),
-	floatCol("peak_rss_mib", "peak resident memory of the release process, MiB (getrusage maxrss)", func(r *Result) *float64 { return &r.PeakRSSMiB }),
-	strCol("status", "ok, or the error (exit code and message, or the timeout)", func(r *Result) *string { return &r.Status }),
+	floatCol("holdout", func(r *Result) *float64 { return &r.Holdout }),
+	intCol("records", func(r *Result) *int64 { return &r.Records }),
+	intCol("rows", func(r *Result) *int64 { return &r.Rows }),
+	floatCol("max_error", func(r *Result) *float64 { return &r.MaxError }),
+	floatCol("mean_error", func(r *Result) *float64 { return &r.MeanError }),
+	floatCol("rmse", func(r *Result) *float64 { return &r.RMSE }),
+	floatCol("p95_error", func(r *Result) *float64 { return &r.P95Error }),
+	floatCol("distribution_max_error", func(r *Result) *float64 { return &r.DistMaxError }),
+	floatCol("distribution_mean_error", func(r *Result) *float64 { return &r.DistMeanError }),
+	floatCol("population_max_error", func(r *Result) *float64 { return &r.PopMaxError }),
+	floatCol("population_mean_error", func(r *Result) *float64 { return &r.PopMeanError }),
+	floatCol("epsilon_spent", func(r *Result) *float64 { return &r.EpsilonSpent }),
+	intCol("iterations", func(r *Result) *int64 { return &r.Iterations }),
+	intCol("trace_iterations", func(r *Result) *int64 { return &r.TraceIterations }),
+	floatCol("seconds", func(r *Result) *float64 { return &r.Seconds }),
+	floatCol("release_seconds", func(r *Result) *float64 { return &r.ReleaseSeconds }),
+	floatCol("cpu_seconds", func(r *Result) *float64 { return &r.CPUSeconds }),
+	floatCol("peak_rss_mib", func(r *Result) *float64 { return &r.PeakRSSMiB }),
+	strCol("status", func(r *Result) *string { return &r.Status }),
 }
 
 // Columns returns results.csv's header.
@@ -186,16 +186,6 @@ func Columns() []string {
 		h[i] = c.name
 	}
 	return h
-}
-
-// ColumnDoc returns what the named column means ("" if there is none).
-func ColumnDoc(name string) string {
-	for _, c := range columns {
-		if c.name == name {
-			return c.doc
-		}
-	}
-	return ""
 }
 
 // record renders r as a CSV record.

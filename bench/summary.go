@@ -112,7 +112,7 @@ func writeSection(p func(string, ...any), s *section) {
 				bestMax, bestMean = math.Min(bestMax, rp.Max), math.Min(bestMean, rp.Mean)
 			}
 		}
-		p("| %s |", formatFloat(e))
+		p("| %s |", display(e))
 		for _, sr := range s.Series {
 			c := sr.at(e)
 			switch {
@@ -185,7 +185,7 @@ func writeSection(p func(string, ...any), s *section) {
 	var failures []string
 	for _, sr := range s.Series {
 		for _, c := range sr.Cells {
-			p("| %s | %s | %d/%d |", sr.Label, formatFloat(c.Epsilon), c.OK, c.Runs)
+			p("| %s | %s | %d/%d |", sr.Label, display(c.Epsilon), c.OK, c.Runs)
 			if c.OK == 0 {
 				n := 5
 				if pop {
@@ -201,7 +201,7 @@ func writeSection(p func(string, ...any), s *section) {
 					meanOnly(c.Iter), meanOnly(c.Trace))
 			}
 			for _, f := range c.Failures {
-				failures = append(failures, fmt.Sprintf("%s at ε = %s, %s", sr.Label, formatFloat(c.Epsilon), f))
+				failures = append(failures, fmt.Sprintf("%s at ε = %s, %s", sr.Label, display(c.Epsilon), f))
 			}
 		}
 	}
@@ -222,7 +222,7 @@ func gridLine(s *section) string {
 	var deltas, nbs, settings []string
 	var seeds []uint64
 	for _, r := range s.Rows {
-		if d := formatFloat(r.Delta); !slices.Contains(deltas, d) {
+		if d := display(r.Delta); !slices.Contains(deltas, d) {
 			deltas = append(deltas, d)
 		}
 		if !slices.Contains(nbs, r.Neighbours) {
@@ -238,7 +238,7 @@ func gridLine(s *section) string {
 	slices.Sort(seeds)
 	eps := make([]string, len(s.Epsilons))
 	for i, e := range s.Epsilons {
-		eps[i] = formatFloat(e)
+		eps[i] = display(e)
 	}
 	seedWord := "seeds"
 	if len(seeds) == 1 {
