@@ -141,7 +141,11 @@ func (cfg *Config) withDefaults() (*Config, error) {
 			return nil, configErrorf("--settings: unknown setting %q (want tuned or paper)", s)
 		}
 	}
-	for _, lists := range [][]string{c.Protocols, c.Solvers, c.Settings} {
+	eps := make([]string, len(c.Epsilons))
+	for i, e := range c.Epsilons {
+		eps[i] = formatFloat(e)
+	}
+	for _, lists := range [][]string{c.Protocols, c.Solvers, c.Settings, eps} {
 		if dup := duplicate(lists); dup != "" {
 			return nil, configErrorf("%q is listed twice", dup)
 		}

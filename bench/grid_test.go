@@ -152,6 +152,7 @@ func TestGridErrors(t *testing.T) {
 		{"empty setting", Config{Settings: []string{""}}, `unknown setting ""`},
 		{"duplicate", Config{Solvers: []string{"project", "project"}}, `"project" is listed twice`},
 		{"eps", Config{Epsilons: []float64{1, 0}}, "every ε must be positive"},
+		{"eps twice", Config{Epsilons: []float64{1, 0.5, 1}}, `"1" is listed twice`},
 		{"seeds", Config{Seeds: -1}, "--seeds"},
 		{"delta", Config{Delta: 1}, "--delta"},
 		{"holdout", Config{Holdout: 1}, "--holdout"},

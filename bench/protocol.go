@@ -75,25 +75,23 @@ var protocols = []*Protocol{
 	{
 		Name: "adult-reduced", Dataset: "adult-reduced", Marginals: 3,
 		Epsilons: grid5, Delta: 1e-9, Seeds: 5,
-		Note:       "All 35 3-way marginals of the 7 attributes (the GEM/PEP small-ADULT protocol).",
+		Note:       "The GEM/PEP small-ADULT protocol.",
 		References: adultReducedRefs,
 	},
 	{
 		Name: "titanic", Dataset: "titanic", Marginals: 3,
 		Attributes: []string{"Survived", "Pclass", "Sex", "SibSp", "Parch", "Fare", "Embarked", "Cabin"},
 		Epsilons:   grid5, Delta: 1e-9, Seeds: 5,
-		Note: "Age (91 values) is dropped: the full titanic universe has 8.9e7 cells (713 MB per float64 vector, " +
-			"and the solvers keep several), so all 56 3-way marginals over the other 8 attributes are used " +
-			"(979,776 cells).",
+		Note: "Age (91 values) is dropped so that the universe stays explicit: the full titanic universe has " +
+			"8.9e7 cells (713 MB per float64 vector, and the solvers keep several).",
 	},
 	{
 		Name: "adult-gem", Dataset: "adult-gem", Marginals: 3, Sample: 64, WorkloadSeed: 0,
 		Attributes: []string{"workclass", "marital-status", "relationship", "race", "sex", "income>50K", "age", "capital-loss", "hours-per-week"},
 		Epsilons:   grid5, Delta: 1e-9, Seeds: 5,
-		Note: "The full 13-attribute universe (5.9e11 cells) needs a factored model, so the data is restricted to 9 " +
-			"attributes whose universe fits an explicit vector (4,536,000 cells): workclass, marital-status, " +
-			"relationship, race, sex, income>50K, age, capital-loss, hours-per-week; the workload is 64 of their " +
-			"84 3-way marginals drawn at random with workload seed 0.",
+		Note: "The full 13-attribute universe (5.9e11 cells) needs a factored model, so the data is restricted to " +
+			"these 9 attributes, whose universe fits an explicit vector; the 64 marginals are drawn from their 84 " +
+			"3-way marginals.",
 	},
 	{
 		Name: "tiny", Dataset: "nltcs", Marginals: 2,

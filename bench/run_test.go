@@ -16,40 +16,55 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
 
 var solversFlag = flag.String("bench.solvers", "project", "comma-separated solvers the end-to-end test runs on the tiny grid")
 
-// synthExe is the synth binary TestMain builds for the end-to-end tests.
-var synthExe string
+// The synth binary the end-to-end tests run, built once on first use (not
+// in TestMain, so that fuzzing workers and unit-test runs do not build it).
+var (
+	buildOnce sync.Once
+	buildDir  string
+	synthPath string
+	buildErr  error
+)
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	dir, err := os.MkdirTemp("", "synth-bench-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	synthExe = filepath.Join(dir, "synth")
-	if runtime.GOOS == "windows" {
-		synthExe += ".exe"
-	}
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(gobin); err != nil {
-		gobin = "go"
-	}
-	build := exec.Command(gobin, "build", "-o", synthExe, "../cmd/synth")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintf(os.Stderr, "building the synth binary: %v\n", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
 	code := m.Run()
-	os.RemoveAll(dir)
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
 	os.Exit(code)
+}
+
+// synthExe builds the synth binary with go build -o and returns its path.
+func synthExe(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		if buildDir, buildErr = os.MkdirTemp("", "synth-bench-test-"); buildErr != nil {
+			return
+		}
+		synthPath = filepath.Join(buildDir, "synth")
+		if runtime.GOOS == "windows" {
+			synthPath += ".exe"
+		}
+		gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+		if _, err := os.Stat(gobin); err != nil {
+			gobin = "go"
+		}
+		out, err := exec.Command(gobin, "build", "-o", synthPath, "../cmd/synth").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("building the synth binary: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return synthPath
 }
 
 // wantHeader pins the results.csv schema: a change must be deliberate (and
@@ -64,9 +79,10 @@ var wantHeader = []string{
 
 // TestRunTiny runs the tiny grid end to end and checks the outputs.
 func TestRunTiny(t *testing.T) {
+	exe := synthExe(t)
 	out, tmp := t.TempDir(), t.TempDir()
 	t.Setenv("TMPDIR", tmp)
-	cfg := &Config{Exe: synthExe, Protocols: []string{"tiny"}, Solvers: strings.Split(*solversFlag, ","), Out: out}
+	cfg := &Config{Exe: exe, Protocols: []string{"tiny"}, Solvers: strings.Split(*solversFlag, ","), Out: out}
 	pts, err := Grid(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -203,7 +219,7 @@ func TestRunTiny(t *testing.T) {
 // replaced by a new run, ok rows are kept.
 func TestResumeRerunsFailed(t *testing.T) {
 	out := t.TempDir()
-	cfg := &Config{Exe: synthExe, Protocols: []string{"tiny"}, Solvers: []string{"project"}, Out: out, Resume: true}
+	cfg := &Config{Exe: synthExe(t), Protocols: []string{"tiny"}, Solvers: []string{"project"}, Out: out, Resume: true}
 	pts, err := Grid(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -247,7 +263,7 @@ func TestResumeRerunsFailed(t *testing.T) {
 // TestRunHoldout: the population columns are filled with a holdout.
 func TestRunHoldout(t *testing.T) {
 	out := t.TempDir()
-	rep, err := Run(context.Background(), &Config{Exe: synthExe, Protocols: []string{"tiny"}, Solvers: []string{"project"},
+	rep, err := Run(context.Background(), &Config{Exe: synthExe(t), Protocols: []string{"tiny"}, Solvers: []string{"project"},
 		Epsilons: []float64{1}, Holdout: 0.25, Out: out})
 	if err != nil {
 		t.Fatal(err)

@@ -142,8 +142,9 @@ func Run(ctx context.Context, cfg *Config) (*Report, error) {
 			if err := cw.Write(res.record()); err != nil {
 				return nil, err
 			}
-			if cw.Flush(); cw.Error() != nil {
-				return nil, cw.Error()
+			cw.Flush() // each row reaches the file as its run ends
+			if err := cw.Error(); err != nil {
+				return nil, err
 			}
 			fmt.Fprintf(logw, "[%d/%d] %s: %s\n", i+1, len(todo), pt, describe(res))
 		}

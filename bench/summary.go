@@ -71,9 +71,9 @@ func writeSection(p func(string, ...any), s *section) {
 	}
 	if s.Known != nil {
 		if sh, err := s.Known.Shape(); err == nil {
-			p("Dataset `%s`: %d attributes (%s), %s cells, n = %s. Workload: %s (%d marginals, %s queries).",
+			p("Dataset `%s`: %d attributes (%s), %s cells, n = %s. Workload: %s (%s queries).",
 				s.Known.Dataset, len(sh.Attributes), strings.Join(sh.Attributes, ", "), count(sh.K),
-				count(uint64(sh.N)), describeWorkload(s.Known), sh.Marginals, count(uint64(sh.M)))
+				count(uint64(sh.N)), describeWorkload(s.Known, sh.Marginals), count(uint64(sh.M)))
 		}
 		if s.Known.Note != "" {
 			p(" %s", s.Known.Note)
@@ -261,11 +261,11 @@ func seedList(seeds []uint64) string {
 	return strings.Join(parts, ", ")
 }
 
-func describeWorkload(p *Protocol) string {
+func describeWorkload(p *Protocol, marginals int) string {
 	if p.Sample > 0 {
-		return fmt.Sprintf("%d random %d-way marginals (workload seed %d)", p.Sample, p.Marginals, p.WorkloadSeed)
+		return fmt.Sprintf("%d random %d-way marginals drawn with workload seed %d", marginals, p.Marginals, p.WorkloadSeed)
 	}
-	return fmt.Sprintf("all %d-way marginals", p.Marginals)
+	return fmt.Sprintf("all %d %d-way marginals", marginals, p.Marginals)
 }
 
 func count(v uint64) string { return universe.FormatCount(new(big.Int).SetUint64(v)) }
