@@ -1,0 +1,197 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/dpsynth/synth/datasets"
+	"github.com/dpsynth/synth/universe"
+)
+
+func TestProtocolShapes(t *testing.T) {
+	tests := []struct {
+		name       string
+		attributes int
+		k          uint64
+		marginals  int
+		m          int
+	}{
+		{"adult-reduced", 7, 336000, 35, 14955},
+		{"titanic", 8, 979776, 56, 20914},
+		{"adult-gem", 9, 4536000, 64, 15015},
+		{"tiny", 16, 65536, 120, 480},
+	}
+	for _, tt := range tests {
+		p, err := LookupProtocol(tt.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sh, err := p.Shape()
+		if err != nil {
+			t.Fatalf("%s: Shape: %v", tt.name, err)
+		}
+		if len(sh.Attributes) != tt.attributes || sh.K != tt.k || sh.Marginals != tt.marginals || sh.M != tt.m {
+			t.Errorf("%s: Shape() = %d attributes, k %d, %d marginals, m %d; want %d, %d, %d, %d",
+				tt.name, len(sh.Attributes), sh.K, sh.Marginals, sh.M, tt.attributes, tt.k, tt.marginals, tt.m)
+		}
+	}
+	if _, err := LookupProtocol("nope"); !isConfigError(err) {
+		t.Errorf("LookupProtocol(nope) = %v, want a ConfigError", err)
+	}
+}
+
+// TestPrepareRestricted: a restricted protocol's files hold exactly the
+// chosen columns of every record, and its domain parses to the same shape.
+func TestPrepareRestricted(t *testing.T) {
+	p, err := LookupProtocol("titanic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, domain, err := p.prepare(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dom, err := universe.LoadDomain(domain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"Survived", "Pclass", "Sex", "SibSp", "Parch", "Fare", "Embarked", "Cabin"}
+	if !slices.Equal(dom.Names(), want) {
+		t.Errorf("domain attributes = %v, want %v (the shipped order without Age)", dom.Names(), want)
+	}
+	if k, _ := dom.Size(); k != 979776 {
+		t.Errorf("universe = %d cells, want 979,776", k)
+	}
+	f, err := os.Open(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, _ := datasets.Lookup("titanic")
+	if len(recs) != ds.Rows+1 || !slices.Equal(recs[0], want) {
+		t.Errorf("restricted CSV: %d records, header %v; want %d, %v", len(recs), recs[0], ds.Rows+1, want)
+	}
+	// The first shipped row is 2,1,22,1,0,0,8,2,0 in the order
+	// Pclass,Sex,Age,SibSp,Parch,Fare,Cabin,Embarked,Survived.
+	if got, want := strings.Join(recs[1], ","), "0,2,1,1,0,0,2,8"; got != want {
+		t.Errorf("first row = %s, want %s", got, want)
+	}
+}
+
+func TestRestrictCSVErrors(t *testing.T) {
+	tests := []struct {
+		in, want string
+	}{
+		{"a,b\n1,2\n", `no column "c"`},
+		{"a,b,c\n1,2,3\n4,5\n", "data row 2"},
+		{"", "reading the header"},
+	}
+	for _, tt := range tests {
+		var out bytes.Buffer
+		err := restrictCSV(&out, strings.NewReader(tt.in), "x.csv", []string{"c", "a"})
+		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "x.csv") {
+			t.Errorf("restrictCSV(%q) = %v, want an error naming x.csv and %q", tt.in, err, tt.want)
+		}
+	}
+}
+
+func TestGrid(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  Config
+		want int
+	}{
+		{"defaults", Config{Solvers: []string{"project"}}, 3 * 5 * 5},
+		{"tiny", Config{Protocols: []string{"tiny"}, Solvers: []string{"project"}}, 2},
+		{"settings", Config{Protocols: []string{"adult-reduced"}, Solvers: []string{"project"}, Settings: []string{"tuned", "paper"}}, 2 * 5 * 5},
+		{"eps and seeds", Config{Protocols: []string{"adult-reduced", "tiny"}, Solvers: []string{"project"}, Epsilons: []float64{1}, Seeds: 3}, 2 * 3},
+	}
+	for _, tt := range tests {
+		pts, err := Grid(&tt.cfg)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if len(pts) != tt.want {
+			t.Errorf("%s: Grid() has %d points, want %d", tt.name, len(pts), tt.want)
+		}
+		keys := map[string]bool{}
+		for i := range pts {
+			keys[pts[i].Key()] = true
+		}
+		if len(keys) != len(pts) {
+			t.Errorf("%s: %d distinct keys for %d points", tt.name, len(keys), len(pts))
+		}
+	}
+	pts, err := Grid(&Config{Protocols: []string{"tiny"}, Solvers: []string{"project"}, Delta: 1e-6, Seeds: 2, Neighbours: "add-remove", Holdout: 0.1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := pts[3].String(), "tiny 2-way project/tuned ε=1 δ=1e-6 seed=2 add-remove holdout=0.1"; got != want {
+		t.Errorf("point = %q, want %q", got, want)
+	}
+}
+
+func TestGridErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"protocol", Config{Protocols: []string{"adult"}}, `unknown protocol "adult"`},
+		{"solver", Config{Solvers: []string{"aim"}}, `unknown solver "aim"`},
+		{"setting", Config{Settings: []string{"fast"}}, `unknown setting "fast"`},
+		{"empty setting", Config{Settings: []string{""}}, `unknown setting ""`},
+		{"duplicate", Config{Solvers: []string{"project", "project"}}, `"project" is listed twice`},
+		{"eps", Config{Epsilons: []float64{1, 0}}, "every ε must be positive"},
+		{"eps twice", Config{Epsilons: []float64{1, 0.5, 1}}, `"1" is listed twice`},
+		{"seeds", Config{Seeds: -1}, "--seeds"},
+		{"delta", Config{Delta: 1}, "--delta"},
+		{"holdout", Config{Holdout: 1}, "--holdout"},
+		{"neighbours", Config{Neighbours: "swap"}, "--neighbours"},
+	}
+	for _, tt := range tests {
+		_, err := Grid(&tt.cfg)
+		if !isConfigError(err) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: Grid() error = %v, want a ConfigError containing %q", tt.name, err, tt.want)
+		}
+	}
+	if _, err := Run(t.Context(), &Config{Protocols: []string{"tiny"}}); !isConfigError(err) {
+		t.Errorf("Run without Out: %v, want a ConfigError", err)
+	}
+}
+
+func TestWriteGridResume(t *testing.T) {
+	pts, err := Grid(&Config{Protocols: []string{"tiny"}, Solvers: []string{"project"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := WriteGrid(&b, pts, map[string]bool{pts[0].Key(): true}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "seed=1 (done)\n") || !strings.HasSuffix(b.String(), "2 runs, 1 to do\n") {
+		t.Errorf("WriteGrid with one done point:\n%s", b.String())
+	}
+}
+
+// TestReadmeColumns: bench/README.md documents every results.csv column.
+func TestReadmeColumns(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(".", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range Columns() {
+		if !strings.Contains(string(b), "| `"+c+"` |") {
+			t.Errorf("README.md does not document column %s (a table row | `%s` | ...)", c, c)
+		}
+	}
+}

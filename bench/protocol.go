@@ -1,0 +1,309 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/dpsynth/synth/datasets"
+	"github.com/dpsynth/synth/query"
+	"github.com/dpsynth/synth/universe"
+)
+
+// Protocol is one benchmark setup: a dataset, a workload and the grid of
+// budgets and seeds it is run on.
+type Protocol struct {
+	// Name selects the protocol (--protocols) and names its plots.
+	Name string
+	// Dataset is the shipped dataset (package datasets).
+	Dataset string
+	// Attributes, when not nil, restricts the dataset to these attributes
+	// (in the dataset's domain order) so that the universe fits an explicit
+	// vector; the harness writes the chosen columns to a CSV file and a
+	// shorthand domain.
+	Attributes []string
+	// Marginals is the marginal order k; Sample, when positive, draws that
+	// many distinct k-way marginals with WorkloadSeed instead of taking all.
+	Marginals    int
+	Sample       int
+	WorkloadSeed uint64
+	// Epsilons, Delta and Seeds are the default grid.
+	Epsilons []float64
+	Delta    float64
+	Seeds    int
+	// Note is stated under the protocol's heading in the summary.
+	Note string
+	// References are figures of other methods on the same protocol, shown
+	// next to synth's in the summary and the plots.
+	References []Reference
+}
+
+// Reference is one method's published or measured figures on a protocol.
+type Reference struct {
+	Method string
+	// Wall is the wall time as reported (e.g. "56–112 s").
+	Wall   string
+	Points []RefPoint
+}
+
+// RefPoint is a reference method's max and mean error at one ε.
+type RefPoint struct {
+	Epsilon, Max, Mean float64
+}
+
+// grid5 is the ε grid of the GEM/PEP small-ADULT protocol.
+var grid5 = []float64{0.1, 0.2, 0.5, 1, 2}
+
+// adultReducedRefs are the methods users know, run on adult-reduced, all 35
+// 3-way marginals, δ = 1e-9, mean of 3 seeds, absolute error of the released
+// rows or distribution over all 14,955 cells, on a 2-core machine; AIM and
+// MWEM use add/remove neighbours.
+var adultReducedRefs = []Reference{
+	{Method: "AIM (private-pgm)", Wall: "56–112 s", Points: []RefPoint{{0.1, 0.0256, 5.1e-4}, {0.5, 0.0083, 2.2e-4}, {1, 0.0038, 1.4e-4}}},
+	{Method: "PEP", Wall: "~25 s", Points: []RefPoint{{0.1, 0.0386, 1.1e-3}, {0.5, 0.0103, 4.4e-4}, {1, 0.0063, 3.4e-4}}},
+	{Method: "MWEM+PGM", Wall: "~18 s", Points: []RefPoint{{0.1, 0.0796, 9.0e-4}, {0.5, 0.0124, 2.8e-4}, {1, 0.0111, 2.0e-4}}},
+	{Method: "MWEM", Wall: "~7 s", Points: []RefPoint{{0.1, 0.0755, 1.7e-3}, {0.5, 0.0266, 1.2e-3}, {1, 0.0227, 1.1e-3}}},
+}
+
+// protocols are the built-in protocols, in the order the summary lists them.
+var protocols = []*Protocol{
+	{
+		Name: "adult-reduced", Dataset: "adult-reduced", Marginals: 3,
+		Epsilons: grid5, Delta: 1e-9, Seeds: 5,
+		Note:       "The GEM/PEP small-ADULT protocol.",
+		References: adultReducedRefs,
+	},
+	{
+		Name: "titanic", Dataset: "titanic", Marginals: 3,
+		Attributes: []string{"Survived", "Pclass", "Sex", "SibSp", "Parch", "Fare", "Embarked", "Cabin"},
+		Epsilons:   grid5, Delta: 1e-9, Seeds: 5,
+		Note: "Age (91 values) is dropped so that the universe stays explicit: the full titanic universe has " +
+			"8.9e7 cells (713 MB per float64 vector, and the solvers keep several).",
+	},
+	{
+		Name: "adult-gem", Dataset: "adult-gem", Marginals: 3, Sample: 64, WorkloadSeed: 0,
+		Attributes: []string{"workclass", "marital-status", "relationship", "race", "sex", "income>50K", "age", "capital-loss", "hours-per-week"},
+		Epsilons:   grid5, Delta: 1e-9, Seeds: 5,
+		Note: "The full 13-attribute universe (5.9e11 cells) needs a factored model, so the data is restricted to " +
+			"these 9 attributes, whose universe fits an explicit vector; the 64 marginals are drawn from their 84 " +
+			"3-way marginals.",
+	},
+	{
+		Name: "tiny", Dataset: "nltcs", Marginals: 2,
+		Epsilons: []float64{0.5, 1}, Delta: 1e-9, Seeds: 1,
+		Note: "The CI grid: small and fast, for checking the harness and the solvers end to end.",
+	},
+}
+
+// DefaultProtocols are run when Config.Protocols is empty: the full
+// protocols (tiny is for CI).
+var DefaultProtocols = []string{"adult-reduced", "titanic", "adult-gem"}
+
+// Protocols returns the built-in protocols. The slice and its protocols
+// must not be modified.
+func Protocols() []*Protocol { return protocols }
+
+// ProtocolNames lists the built-in protocols' names.
+func ProtocolNames() []string {
+	names := make([]string, len(protocols))
+	for i, p := range protocols {
+		names[i] = p.Name
+	}
+	return names
+}
+
+// LookupProtocol returns the built-in protocol called name.
+func LookupProtocol(name string) (*Protocol, error) {
+	for _, p := range protocols {
+		if p.Name == name {
+			return p, nil
+		}
+	}
+	return nil, &ConfigError{Msg: fmt.Sprintf("unknown protocol %q (want one of %s)", name, strings.Join(ProtocolNames(), ", "))}
+}
+
+// WorkloadName is the protocol's workload as the CSV names it, e.g. "3-way"
+// or "3-way-sample64-seed0".
+func (p *Protocol) WorkloadName() string {
+	if p.Sample > 0 {
+		return fmt.Sprintf("%d-way-sample%d-seed%d", p.Marginals, p.Sample, p.WorkloadSeed)
+	}
+	return fmt.Sprintf("%d-way", p.Marginals)
+}
+
+// Shape is the public size of a protocol's problem.
+type Shape struct {
+	Attributes []string
+	K          uint64 // universe cells
+	Marginals  int    // marginal sets in the workload
+	M          int    // queries
+	N          int    // records in the dataset
+}
+
+// Shape computes the protocol's universe and workload sizes from the
+// shipped domain (no data is read).
+func (p *Protocol) Shape() (*Shape, error) {
+	ds, err := datasets.Lookup(p.Dataset)
+	if err != nil {
+		return nil, err
+	}
+	dom, err := p.domain(ds)
+	if err != nil {
+		return nil, err
+	}
+	wl, err := p.workload(dom)
+	if err != nil {
+		return nil, err
+	}
+	k, ok := dom.Size()
+	if !ok {
+		return nil, fmt.Errorf("bench: protocol %s: universe too large", p.Name)
+	}
+	return &Shape{Attributes: dom.Names(), K: k, Marginals: len(wl.Marginals()), M: wl.M(), N: ds.Rows}, nil
+}
+
+// domain returns the protocol's domain: the dataset's, restricted to
+// Attributes.
+func (p *Protocol) domain(ds datasets.Dataset) (*universe.Domain, error) {
+	b, err := datasets.ReadFile(ds.Domain)
+	if err != nil {
+		return nil, err
+	}
+	full, err := universe.ParseDomain(b)
+	if err != nil {
+		return nil, fmt.Errorf("bench: %s: %w", ds.Domain, err)
+	}
+	if p.Attributes == nil {
+		return full, nil
+	}
+	keep := make(map[string]bool, len(p.Attributes))
+	for _, a := range p.Attributes {
+		if _, ok := full.Index(a); !ok {
+			return nil, fmt.Errorf("bench: protocol %s: dataset %s has no attribute %q", p.Name, p.Dataset, a)
+		}
+		keep[a] = true
+	}
+	var attrs []*universe.Attribute
+	for _, a := range full.Attrs() {
+		if keep[a.Name] {
+			e, err := universe.NewEncoded(a.Name, a.Size())
+			if err != nil {
+				return nil, err
+			}
+			attrs = append(attrs, e)
+		}
+	}
+	return universe.NewDomain(attrs...)
+}
+
+func (p *Protocol) workload(dom *universe.Domain) (*query.Workload, error) {
+	if p.Sample > 0 {
+		return query.SampleKWay(dom, p.Marginals, p.Sample, p.WorkloadSeed)
+	}
+	return query.KWay(dom, p.Marginals, nil)
+}
+
+// prepare writes the protocol's data and domain files into dir and returns
+// their paths: the shipped files, or, with Attributes, a CSV of the chosen
+// columns and a shorthand domain of their sizes.
+func (p *Protocol) prepare(dir string) (data, domain string, err error) {
+	ds, err := datasets.Lookup(p.Dataset)
+	if err != nil {
+		return "", "", err
+	}
+	if p.Attributes == nil {
+		return ds.Extract(filepath.Join(dir, p.Name))
+	}
+	dom, err := p.domain(ds)
+	if err != nil {
+		return "", "", err
+	}
+	sub := filepath.Join(dir, p.Name)
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		return "", "", err
+	}
+	src, err := datasets.ReadFile(ds.Data)
+	if err != nil {
+		return "", "", err
+	}
+	var buf bytes.Buffer
+	if err := restrictCSV(&buf, bytes.NewReader(src), ds.Data, dom.Names()); err != nil {
+		return "", "", err
+	}
+	data = filepath.Join(sub, p.Name+".csv")
+	if err := os.WriteFile(data, buf.Bytes(), 0o644); err != nil {
+		return "", "", err
+	}
+	domain = filepath.Join(sub, p.Name+"-domain.json")
+	if err := os.WriteFile(domain, shorthandDomain(dom), 0o644); err != nil {
+		return "", "", err
+	}
+	return data, domain, nil
+}
+
+// restrictCSV copies the columns named in cols (in that order) from the CSV
+// in r to w. Every record is copied: a short record is an error naming its
+// 1-based data row.
+func restrictCSV(w io.Writer, r io.Reader, name string, cols []string) error {
+	cr := csv.NewReader(r)
+	cr.ReuseRecord = true
+	header, err := cr.Read()
+	if err != nil {
+		return fmt.Errorf("bench: %s: reading the header: %w", name, err)
+	}
+	pos := make([]int, len(cols))
+	for i, c := range cols {
+		pos[i] = -1
+		for j, h := range header {
+			if h == c {
+				pos[i] = j
+			}
+		}
+		if pos[i] < 0 {
+			return fmt.Errorf("bench: %s: no column %q", name, c)
+		}
+	}
+	cw := csv.NewWriter(w)
+	if err := cw.Write(cols); err != nil {
+		return err
+	}
+	out := make([]string, len(cols))
+	for row := 1; ; row++ {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("bench: %s: data row %d: %w", name, row, err)
+		}
+		for i, j := range pos {
+			out[i] = rec[j]
+		}
+		if err := cw.Write(out); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// shorthandDomain renders dom (encoded attributes) as {"attr": size, ...}
+// in domain order.
+func shorthandDomain(dom *universe.Domain) []byte {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, a := range dom.Attrs() {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		name, _ := json.Marshal(a.Name) // a string always marshals
+		fmt.Fprintf(&b, "%s: %d", name, a.Size())
+	}
+	b.WriteString("}\n")
+	return b.Bytes()
+}
