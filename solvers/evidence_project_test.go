@@ -19,6 +19,7 @@ var (
 	evAR       = flag.Bool("ev.ar", false, "add/remove neighbours")
 	evShare    = flag.Float64("ev.share", 0, "project: ρ share exponent on cells")
 	evOW       = flag.String("ev.ow", "", "project: order weights, e.g. 1:4,2:1")
+	evData     = flag.String("ev.data", "adult-reduced", "adult-reduced or titanic (without Age)")
 	evConv     = flag.Bool("ev.converge", false, "project: fit to convergence (no SURE)")
 	evTraceFit = flag.Bool("ev.trace", false, "print the fit's loss")
 	evOrds     = flag.String("ev.orders", "", "project: measured orders, e.g. 1,2,3")
@@ -30,6 +31,9 @@ var (
 //	go test -tags evidence ./solvers -run EvidenceProject -v -ev.eps 0.1,1 -ev.seeds 3
 func TestEvidenceProject(t *testing.T) {
 	fx := adultReduced(t)
+	if *evData == "titanic" {
+		fx = loadFixture(t, "titanic", []string{"Pclass", "Sex", "SibSp", "Parch", "Fare", "Cabin", "Embarked", "Survived"}, 3)
+	}
 	for _, es := range strings.Split(*evEps, ",") {
 		var eps float64
 		fmt.Sscan(es, &eps)

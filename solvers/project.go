@@ -43,8 +43,8 @@ type Project struct {
 	// setting (every r-attribute subset of a workload marginal, for each r
 	// listed); nil means the rule in Plan.
 	Orders []int
-	// Threshold is the Tuned rule's largest noise-to-signal ratio of a
-	// measured order (0 means 1.5; see Plan).
+	// Threshold is the Tuned rule's largest noise-to-signal ratio of the
+	// workload's own order (0 means 3; see Plan).
 	Threshold float64
 	// FitIters caps the fit's steps (0 means 2000); FitTol stops it when the
 	// loss decreases by less than this relative amount over 10 steps (0
@@ -71,25 +71,28 @@ func (s *Project) threshold() float64 {
 	if s.Threshold > 0 {
 		return s.Threshold
 	}
-	return 1.5
+	return 3
 }
 
 // Plan implements Solver.
 //
 // The Tuned rule: let C_r be the r-attribute subsets of the workload's
-// marginal sets, c̄_r their mean number of cells and σ_r the noise, as a
-// fraction of n, of measuring C_r alone with the whole budget. The
-// noise-to-signal ratio of order r is ν_r = σ_r·c̄_r (noise against the mean
-// cell). The measured order R is the largest r with ν_r <= Threshold (at
-// least 1); the measured sets are C_R, and C_{R−1} as well when R is the
-// workload's own order (every set gets an equal share of ρ). The rule reads
-// only n, ρ and the workload's structure. When N is not yet known (planning
-// before the data is opened) the groups are planned for the workload's own
-// order; the total charged is the budget's ρ either way.
+// marginal sets and R the workload's highest order. The measured sets are
+// C_{R−1} and C_R, every set with an equal share of ρ — unless R >= 3 and
+// the noise-to-signal ratio of order R is above Threshold, in which case
+// only C_{R−1} is measured and the fit extrapolates the top order. The
+// ratio is ν_R = σ_R·c̄_R: σ_R the noise, as a fraction of n, of measuring
+// C_R alone with the whole budget, c̄_R the mean number of cells of its
+// sets (noise against the mean cell). The rule reads only n, ρ and the
+// workload's structure. When N is not yet known (planning before the data
+// is opened) the plan measures C_{R−1} and C_R; the total charged is the
+// budget's ρ either way.
 //
-// Evidence (docs/BENCHMARKS.md): on adult-reduced's 35 3-way marginals ν_3
-// is 3.9 at ε = 0.1 (2-way marginals alone measured best) and 0.4–0.8 at ε
-// = 0.5–1 (2- and 3-way together measured best).
+// Evidence (docs/BENCHMARKS.md): measuring lower orders alone (1-way) loses
+// badly on max error everywhere; C_{R−1} with C_R was best or within ~10%
+// on adult-reduced (ε 0.2–2) and titanic (ε 0.5–2); C_{R−1} alone was best
+// where ν_R is large (adult-reduced at ε = 0.1: ν_3 = 3.9; titanic, n =
+// 1,304: ν_3 >= 5).
 func (s *Project) Plan(sh *Shape) (*Plan, error) {
 	rho, err := sh.Budget.Rho(sh.Conversion)
 	if err != nil {
@@ -152,19 +155,15 @@ func (s *Project) rule(sh *Shape, rho float64) []int {
 	for _, m := range sh.Workload.Marginals() {
 		top = max(top, len(m.Attrs))
 	}
-	if top == 0 {
+	switch {
+	case top == 0:
 		return nil
+	case top == 1:
+		return []int{1}
+	case top >= 3 && sh.N > 0 && s.ratio(sh, top, rho) > s.threshold():
+		return []int{top - 1}
 	}
-	r := top
-	if sh.N > 0 {
-		for r > 1 && s.ratio(sh, r, rho) > s.threshold() {
-			r--
-		}
-	}
-	if r == top && r > 1 {
-		return []int{r - 1, r}
-	}
-	return []int{r}
+	return []int{top - 1, top}
 }
 
 // ratio is ν_r of the Tuned rule.
