@@ -38,12 +38,18 @@ const (
 	// from normalised sums of exponential spacings (Rényi's
 	// representation), in O(k + N) time and no memory beyond the output.
 	IID
+	// Balanced is Systematic followed by Balance with the release's
+	// workload: every count still within one of N·D(z), the total N, and
+	// the workload's answers on the rows as close to D's as single-row moves
+	// make them. The release pipeline's default; Sample itself cannot
+	// balance (it does not know the workload) and treats it as Systematic.
+	Balanced
 )
 
-var sampleMethodNames = [...]string{Systematic: "systematic", IID: "iid"}
+var sampleMethodNames = [...]string{Systematic: "systematic", IID: "iid", Balanced: "balanced"}
 
 // String returns the method's name as used on the command line and in the
-// manifest: "systematic" or "iid".
+// manifest: "systematic", "iid" or "balanced".
 func (m SampleMethod) String() string {
 	if int(m) < len(sampleMethodNames) {
 		return sampleMethodNames[m]
@@ -51,14 +57,15 @@ func (m SampleMethod) String() string {
 	return fmt.Sprintf("SampleMethod(%d)", m)
 }
 
-// ParseSampleMethod returns the method called name ("systematic" or "iid").
+// ParseSampleMethod returns the method called name ("systematic", "iid" or
+// "balanced").
 func ParseSampleMethod(name string) (SampleMethod, error) {
 	for i, n := range sampleMethodNames {
 		if n == name {
 			return SampleMethod(i), nil
 		}
 	}
-	return 0, fmt.Errorf("unknown sampling method %q (want systematic or iid)", name)
+	return 0, fmt.Errorf("unknown sampling method %q (want balanced, systematic or iid)", name)
 }
 
 // CellCount is one cell of the universe and the number of synthetic rows
@@ -158,7 +165,7 @@ func Sample(dst []CellCount, d []float64, n int64, m SampleMethod, r Rand) ([]Ce
 		return dst, nil
 	}
 	switch m {
-	case Systematic:
+	case Systematic, Balanced:
 		return sampleSystematic(dst, d, n, 1/sum, r), nil
 	case IID:
 		return sampleIID(dst, d, n, 1/sum, r), nil

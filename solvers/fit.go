@@ -123,7 +123,7 @@ func (f *lsFit) run(ctx context.Context, iters int, tol float64) error {
 				if f.sure != nil {
 					f.sure.step(f, step)
 				}
-				f.step *= 1.5
+				f.step *= 1.25
 				accepted = true
 				break
 			}

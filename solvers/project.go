@@ -226,7 +226,7 @@ func (s *Project) Solve(ctx context.Context, p *Problem) (*Result, error) {
 	if s.Setting == Tuned && !s.Converge {
 		// The probe is public randomness: SURE reads only the noisy
 		// measurements, so the stopping choice is post-processing.
-		fit.useSURE(p.Rand.NormFloat64, 0.01, 40)
+		fit.useSURE(p.Rand.NormFloat64, 0.01, 25)
 	}
 	res := &Result{Plan: plan}
 	if err := fit.run(ctx, s.fitIters(), s.fitTol()); err != nil {

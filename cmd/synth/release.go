@@ -49,7 +49,7 @@ func (o *releaseOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Solver, "solver", "project", "solver: "+strings.Join(solvers.Names(), ", "))
 	fs.StringVar(&o.Setting, "setting", "tuned", "solver setting: tuned or paper (the seeds' printed parameters)")
 	fs.Int64Var(&o.Rows, "rows", 0, "synthetic rows to write (default n; more rows cost no privacy)")
-	fs.StringVar(&o.Sampling, "sampling", "systematic", "how rows are drawn from the distribution: systematic (each cell within one of N·D) or iid")
+	fs.StringVar(&o.Sampling, "sampling", "balanced", "how rows are drawn from the distribution: balanced (each cell within one of N·D, workload answers kept close to D's), systematic (each cell within one of N·D, unbiased) or iid")
 	fs.StringVar(&o.IntegerValues, "integer-values", "point", "integer buckets become: point (lower bound) or uniform (a draw in the bucket)")
 	fs.StringVar(&o.NumericValues, "numeric-values", "point", "numeric bins become: point (midpoint) or uniform (a draw in the bin)")
 	fs.StringVar(&o.Out, "out", "", "output folder (created if needed)")
