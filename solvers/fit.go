@@ -109,26 +109,7 @@ func (f *lsFit) run(ctx context.Context, iters int, tol float64) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		accepted := false
-		for try := 0; try < 60; try++ {
-			step := f.step
-			_, dot := f.st.Apply(f.th2, f.theta, f.grad, step, f.d, f.d2)
-			nl := f.evaluate(f.d2)
-			// Armijo condition for mirror descent (Private-PGM's test).
-			if f.loss-nl >= 0.5*dot && !math.IsNaN(nl) {
-				f.theta, f.th2 = f.th2, f.theta
-				f.d, f.d2 = f.d2, f.d
-				f.loss = nl
-				f.op.Adjoint(f.res, f.grad)
-				if f.sure != nil {
-					f.sure.step(f, step)
-				}
-				f.step *= 1.25
-				accepted = true
-				break
-			}
-			f.step *= 0.5
-		}
+		accepted := f.stepOnce()
 		f.iters++
 		if !accepted {
 			return nil // the step vanished: at a minimum up to rounding
@@ -149,6 +130,32 @@ func (f *lsFit) run(ctx context.Context, iters int, tol float64) error {
 		copy(f.d, f.sure.bestD)
 	}
 	return nil
+}
+
+// stepOnce takes one accepted mirror-descent step (halving the step size
+// until the Armijo test passes, at most 60 times) and, with SURE on,
+// advances the shadow by the same step. It reports false if no step
+// passed.
+func (f *lsFit) stepOnce() bool {
+	for try := 0; try < 60; try++ {
+		step := f.step
+		_, dot := f.st.Apply(f.th2, f.theta, f.grad, step, f.d, f.d2)
+		nl := f.evaluate(f.d2)
+		// Armijo condition for mirror descent (Private-PGM's test).
+		if f.loss-nl >= 0.5*dot && !math.IsNaN(nl) {
+			f.theta, f.th2 = f.th2, f.theta
+			f.d, f.d2 = f.d2, f.d
+			f.loss = nl
+			f.op.Adjoint(f.res, f.grad)
+			if f.sure != nil {
+				f.sure.step(f, step)
+			}
+			f.step *= 1.25
+			return true
+		}
+		f.step *= 0.5
+	}
+	return false
 }
 
 // sureState runs a shadow fit on perturbed measurements y + δσ·b (b a

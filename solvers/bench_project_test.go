@@ -1,0 +1,50 @@
+package solvers
+
+import (
+	"testing"
+	"time"
+
+	"github.com/dpsynth/synth/internal/par"
+)
+
+// BenchmarkProjectStep times one step of the project solver's fit (tuned,
+// ε = 1: the measured 2- and 3-way marginals of adult-reduced, or the 2-
+// and 3-way closure of the 10^7-cell case's 50 sets): the fused
+// mirror-descent step and Armijo test (with its share of rejected trials),
+// Answer and Adjoint of the measurement operator, and the SURE shadow's
+// step. Against one plain read of a k-vector in the same run:
+//
+//	go test ./solvers -run '^$' -bench ProjectStep -benchtime 50x -count 3
+func BenchmarkProjectStep(b *testing.B) {
+	for _, bc := range amBenchCases {
+		b.Run(bc.name, func(b *testing.B) {
+			fx := bc.fixture(b)
+			p := fx.problem(b, 1, 1e-9, 1)
+			s := &Project{}
+			plan, err := s.Plan(&p.Shape)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ms, err := measure(p, plan.groups, p.Neighbours)
+			if err != nil {
+				b.Fatal(err)
+			}
+			team := par.NewTeam(0)
+			defer team.Close()
+			f := newLSFit(ms.op, ms.y, ms.w, team)
+			f.start(nil)
+			f.useSURE(p.Rand.NormFloat64, 0.01, 1<<30)
+			for range 5 { // warm up: first-call allocations, a step size near its working value
+				f.stepOnce()
+			}
+			f.sure.history = make([]float64, 0, 1<<20)
+			f.sure.elapsed = make([]time.Duration, 0, 1<<20)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				f.stepOnce()
+			}
+			readRatio(b, p.Op.K())
+		})
+	}
+}
