@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"time"
 
 	"github.com/dpsynth/synth/internal/par"
 	"github.com/dpsynth/synth/privacy"
@@ -515,24 +514,7 @@ func (s *DPFW) Solve(ctx context.Context, p *Problem) (*Result, error) {
 	team := par.NewTeam(0)
 	defer team.Close()
 	r := newFWRun(p, fp, team, s.noiseScale)
-	res := &Result{Plan: plan, Trace: make([]Step, 0, fp.T)}
-	start := time.Now()
-	for t := range fp.T {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		sel, maxErr := r.step(t)
-		el := time.Since(start)
-		res.Trace = append(res.Trace, Step{Iter: t, Selected: sel, MaxError: maxErr, Elapsed: el})
-		if p.Progress != nil {
-			p.Progress(Progress{Iter: t + 1, Total: fp.T, Objective: r.bound(t + 1), Elapsed: el})
-		}
-	}
-	res.D = r.output()
-	if err := checkDistribution(res.D); err != nil {
-		return nil, err
-	}
-	return res, nil
+	return runSteps(ctx, p, plan, fp.T, r)
 }
 
 // fwRun is the state of one DPFW solve: buffers allocated once, zero

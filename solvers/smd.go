@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"time"
 
 	"github.com/dpsynth/synth/internal/par"
 	"github.com/dpsynth/synth/privacy"
@@ -288,24 +287,7 @@ func (s *SMD) Solve(ctx context.Context, p *Problem) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Plan: plan, Trace: make([]Step, 0, sp.T)}
-	start := time.Now()
-	for t := range sp.T {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		sel, maxErr := r.step(t)
-		el := time.Since(start)
-		res.Trace = append(res.Trace, Step{Iter: t, Selected: sel, MaxError: maxErr, Elapsed: el})
-		if p.Progress != nil {
-			p.Progress(Progress{Iter: t + 1, Total: sp.T, Objective: r.bound(t + 1), Elapsed: el})
-		}
-	}
-	res.D = r.output()
-	if err := checkDistribution(res.D); err != nil {
-		return nil, err
-	}
-	return res, nil
+	return runSteps(ctx, p, plan, sp.T, r)
 }
 
 // smdRun is the state of one SMD solve.

@@ -296,3 +296,36 @@ func checkDistribution(d []float64) error {
 	}
 	return nil
 }
+
+// stepper is the state of an iterative solver's run: step takes iteration
+// t and returns the selected vertex and the trace's error (NaN if not
+// computed); bound is the private objective estimate after t iterations
+// (for Progress); output is the final distribution.
+type stepper interface {
+	step(t int) (selected int, maxErr float64)
+	bound(t int) float64
+	output() []float64
+}
+
+// runSteps runs T iterations of r, checking for cancellation, recording the
+// trace and reporting progress, and returns the result.
+func runSteps(ctx context.Context, p *Problem, plan *Plan, T int, r stepper) (*Result, error) {
+	res := &Result{Plan: plan, Trace: make([]Step, 0, T)}
+	start := time.Now()
+	for t := range T {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		sel, maxErr := r.step(t)
+		el := time.Since(start)
+		res.Trace = append(res.Trace, Step{Iter: t, Selected: sel, Objective: math.NaN(), MaxError: maxErr, Elapsed: el})
+		if p.Progress != nil {
+			p.Progress(Progress{Iter: t + 1, Total: T, Objective: r.bound(t + 1), Elapsed: el})
+		}
+	}
+	res.D = r.output()
+	if err := checkDistribution(res.D); err != nil {
+		return nil, err
+	}
+	return res, nil
+}

@@ -71,16 +71,7 @@ Examples:
   synth bench --protocols tiny --solvers project --out /tmp/bench-ci
   synth bench --protocols adult-reduced --settings tuned,paper --resume
   synth bench --dry-run`,
-		setup: func(fs *pflag.FlagSet) func(context.Context, *env, []string) error {
-			var o benchOptions
-			o.AddFlags(fs)
-			return func(ctx context.Context, e *env, args []string) error {
-				if len(args) > 0 {
-					return usagef("unexpected arguments %q", args)
-				}
-				return runBench(ctx, e, &o)
-			}
-		},
+		setup: setupFor[benchOptions](runBench),
 	})
 }
 

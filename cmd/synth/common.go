@@ -34,6 +34,8 @@ func (o *outputOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.JSON, "json", false, "print the outcome as one JSON line on stdout")
 }
 
+func (o *outputOptions) configFile() string { return o.Config }
+
 // logger returns the slog logger for the options (stderr; discarded with
 // --quiet).
 func (o *outputOptions) logger(e *env) (*slog.Logger, error) {

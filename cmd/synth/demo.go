@@ -46,19 +46,7 @@ randomness. Prints where the outputs are and the headline errors.
 Examples:
   synth demo
   synth demo --dataset titanic --epsilon 0.5 --out demo-out/`,
-		setup: func(fs *pflag.FlagSet) func(context.Context, *env, []string) error {
-			var o demoOptions
-			o.AddFlags(fs)
-			return func(ctx context.Context, e *env, args []string) error {
-				if len(args) > 0 {
-					return usagef("unexpected arguments %q", args)
-				}
-				if err := applyConfig(fs, o.Config); err != nil {
-					return err
-				}
-				return runDemo(ctx, e, &o)
-			}
-		},
+		setup: setupFor[demoOptions](runDemo),
 	})
 }
 

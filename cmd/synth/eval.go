@@ -52,19 +52,7 @@ Examples:
       --synthetic release/synthetic.parquet
   synth eval --data adult.csv --domain d.json --workload w.json \
       --synthetic other-tool.csv --out eval/ --json`,
-		setup: func(fs *pflag.FlagSet) func(context.Context, *env, []string) error {
-			var o evalOptions
-			o.AddFlags(fs)
-			return func(ctx context.Context, e *env, args []string) error {
-				if len(args) > 0 {
-					return usagef("unexpected arguments %q", args)
-				}
-				if err := applyConfig(fs, o.Config); err != nil {
-					return err
-				}
-				return runEval(ctx, e, &o)
-			}
-		},
+		setup: setupFor[evalOptions](runEval),
 	})
 }
 

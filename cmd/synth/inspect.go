@@ -72,16 +72,7 @@ Examples:
 
 Pre-aggregated data has the attribute columns plus a count column, e.g. the
 output of: SELECT sex, age, COUNT(*) AS n FROM people GROUP BY sex, age`,
-		setup: func(fs *pflag.FlagSet) func(context.Context, *env, []string) error {
-			var o inspectOptions
-			o.AddFlags(fs)
-			return func(ctx context.Context, e *env, args []string) error {
-				if len(args) > 0 {
-					return usagef("unexpected arguments %q", args)
-				}
-				return runInspect(ctx, e, &o)
-			}
-		},
+		setup: setupFor[inspectOptions](runInspect),
 	})
 }
 

@@ -47,6 +47,36 @@ type command struct {
 
 var commands = map[string]*command{}
 
+// flagAdder is a command's options struct: AddFlags registers its flags.
+type flagAdder interface{ AddFlags(*pflag.FlagSet) }
+
+// configurable options may also come from a --config file.
+type configurable interface{ configFile() string }
+
+// setupFor is a command's setup for options type O: fresh options and their
+// flags, and a run function that refuses positional arguments, applies the
+// --config file (flags on the command line win) and calls run.
+func setupFor[O any, P interface {
+	*O
+	flagAdder
+}](run func(context.Context, *env, P) error) func(*pflag.FlagSet) func(context.Context, *env, []string) error {
+	return func(fs *pflag.FlagSet) func(context.Context, *env, []string) error {
+		o := P(new(O))
+		o.AddFlags(fs)
+		return func(ctx context.Context, e *env, args []string) error {
+			if len(args) > 0 {
+				return usagef("unexpected arguments %q", args)
+			}
+			if c, ok := any(o).(configurable); ok {
+				if err := applyConfig(fs, c.configFile()); err != nil {
+					return err
+				}
+			}
+			return run(ctx, e, o)
+		}
+	}
+}
+
 func register(c *command) { commands[c.name] = c }
 
 func main() {

@@ -77,19 +77,7 @@ Examples:
   synth release --data t.parquet --domain d.json --workload w.json \
       --epsilon 0.5 --delta 1e-9 --solver mwem --rows 100000 --out out/
   synth release --config release.json --epsilon 2   # flags override the file`,
-		setup: func(fs *pflag.FlagSet) func(context.Context, *env, []string) error {
-			var o releaseOptions
-			o.AddFlags(fs)
-			return func(ctx context.Context, e *env, args []string) error {
-				if len(args) > 0 {
-					return usagef("unexpected arguments %q", args)
-				}
-				if err := applyConfig(fs, o.Config); err != nil {
-					return err
-				}
-				return runRelease(ctx, e, &o)
-			}
-		},
+		setup: setupFor[releaseOptions](runRelease),
 	})
 }
 
