@@ -54,7 +54,9 @@ type Config struct {
 
 	// Rows is the number of synthetic rows; 0 means n (public under
 	// replace-one neighbours; the private estimate under add/remove).
-	Rows     int64
+	Rows int64
+	// Sampling draws the rows from D; the CLI's default is Balanced (the
+	// zero value is Systematic).
 	Sampling SampleMethod
 	Values   DecodeSettings
 

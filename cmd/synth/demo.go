@@ -84,7 +84,7 @@ func runDemo(ctx context.Context, e *env, o *demoOptions) error {
 		}
 	}
 	cfg := &release.Config{
-		Data: data, Domain: domain, Marginals: 3,
+		Data: data, Domain: domain, Marginals: 3, Sampling: release.Balanced,
 		Epsilon: o.Epsilon, Delta: o.Delta, Solver: o.Solver,
 		Out: out, Title: fmt.Sprintf("synth demo: %s, all 3-way marginals", ds.Name),
 		// The files are a scratch copy of the embedded ones: name those.
