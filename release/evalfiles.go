@@ -68,18 +68,15 @@ func Evaluate(ctx context.Context, cfg *EvalConfig) (*EvalOutcome, error) {
 	case cfg.Domain == "":
 		return nil, configErrorf("no domain file (--domain)")
 	}
-	rc := &Config{Workload: cfg.Workload, Marginals: cfg.Marginals, Sample: cfg.Sample, WorkloadSeed: cfg.WorkloadSeed}
-	if rc.Workload == "" && rc.Marginals <= 0 {
-		return nil, configErrorf("no workload: give --workload FILE or --marginals K")
-	}
-	if rc.Workload != "" && rc.Marginals > 0 {
-		return nil, configErrorf("give either --workload or --marginals, not both")
+	spec := WorkloadSpec{File: cfg.Workload, Marginals: cfg.Marginals, Sample: cfg.Sample, Seed: cfg.WorkloadSeed}
+	if err := spec.Check(); err != nil {
+		return nil, err
 	}
 	dom, err := universe.LoadDomain(cfg.Domain)
 	if err != nil {
 		return nil, err
 	}
-	wl, desc, err := loadWorkload(rc, dom)
+	wl, desc, err := loadWorkload(spec, dom)
 	if err != nil {
 		return nil, err
 	}

@@ -170,7 +170,7 @@ func Run(ctx context.Context, cfg *Config, hooks *Hooks) (*Outcome, error) {
 	if _, err := dom.CheckExplicit(cfg.MemoryCap); err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Domain, err)
 	}
-	wl, wlDesc, err := loadWorkload(cfg, dom)
+	wl, wlDesc, err := loadWorkload(cfg.workloadSpec(), dom)
 	if err != nil {
 		return nil, err
 	}
@@ -269,8 +269,8 @@ func Run(ctx context.Context, cfg *Config, hooks *Hooks) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	if a, b := planRho(plan0), planRho(plan); math.Abs(a-b) > 1e-9*math.Max(a, b) {
-		return nil, fmt.Errorf("release: internal error: the plan's cost changed once n was known (ρ %v vs %v)", a, b)
+	if !sameCost(plan0, plan) {
+		return nil, fmt.Errorf("release: internal error: the plan's cost changed once n was known (ρ %v vs %v)", plan0.Total(), plan.Total())
 	}
 	log.Info("solving", "solver", solverName, "iterations", plan.Iterations)
 	res, err := solver.Solve(ctx, &solvers.Problem{
@@ -506,12 +506,13 @@ func writeBytes(b []byte) func(io.Writer) error {
 	}
 }
 
-func planRho(p *solvers.Plan) float64 {
-	r := 0.0
-	for _, c := range p.Charges {
-		r += c.Rho + c.Eps
-	}
-	return r
+// sameCost reports whether two plans cost the same (ρ within rounding, and
+// the same approximate (ε, δ)).
+func sameCost(a, b *solvers.Plan) bool {
+	ra, rb := a.Total(), b.Total()
+	ea, da := a.ApproxTotal()
+	eb, db := b.ApproxTotal()
+	return math.Abs(ra-rb) <= 1e-9*math.Max(ra, rb) && ea == eb && da == db
 }
 
 func accounting(l *privacy.Ledger) string {
@@ -532,12 +533,8 @@ func (cfg *Config) check() error {
 		return configErrorf("no domain file (--domain)")
 	case cfg.Out == "":
 		return configErrorf("no output folder (--out)")
-	case cfg.Workload == "" && cfg.Marginals <= 0:
-		return configErrorf("no workload: give --workload FILE or --marginals K")
-	case cfg.Workload != "" && cfg.Marginals > 0:
-		return configErrorf("give either --workload or --marginals, not both")
-	case cfg.Sample > 0 && cfg.Marginals <= 0:
-		return configErrorf("--sample needs --marginals")
+	case cfg.workloadSpec().Check() != nil:
+		return cfg.workloadSpec().Check()
 	case cfg.Rows < 0:
 		return configErrorf("--rows must be positive, got %d", cfg.Rows)
 	case !(cfg.Holdout >= 0 && cfg.Holdout < 1):
@@ -546,14 +543,54 @@ func (cfg *Config) check() error {
 	return nil
 }
 
-// loadWorkload reads the workload file or builds the shorthand.
-func loadWorkload(cfg *Config, dom *universe.Domain) (*query.Workload, string, error) {
-	if cfg.Workload != "" {
-		wl, err := query.Load(cfg.Workload, dom)
+func (cfg *Config) workloadSpec() WorkloadSpec {
+	return WorkloadSpec{File: cfg.Workload, Marginals: cfg.Marginals, Sample: cfg.Sample, Seed: cfg.WorkloadSeed}
+}
+
+// loadWorkload loads the release's workload; an error of the shorthand is a
+// settings error.
+func loadWorkload(spec WorkloadSpec, dom *universe.Domain) (*query.Workload, string, error) {
+	wl, desc, err := spec.Load(dom)
+	if err != nil && spec.File == "" {
+		return nil, "", &ConfigError{Msg: "--marginals: " + err.Error()}
+	}
+	return wl, desc, err
+}
+
+// WorkloadSpec names a workload the way the commands do: a workload file,
+// or the shorthand of all (or Sample random, drawn with Seed) Marginals-way
+// marginals.
+type WorkloadSpec struct {
+	File              string
+	Marginals, Sample int
+	Seed              uint64
+}
+
+// Check reports settings that name no workload, or two.
+func (s WorkloadSpec) Check() error {
+	switch {
+	case s.File == "" && s.Marginals <= 0:
+		return configErrorf("no workload: give --workload FILE or --marginals K")
+	case s.File != "" && s.Marginals > 0:
+		return configErrorf("give either --workload or --marginals, not both")
+	case s.Sample > 0 && s.Marginals <= 0:
+		return configErrorf("--sample needs --marginals")
+	}
+	return nil
+}
+
+// Load checks the spec, reads the workload file or builds the shorthand,
+// and returns the workload with a one-line description.
+func (s WorkloadSpec) Load(dom *universe.Domain) (*query.Workload, string, error) {
+	if err := s.Check(); err != nil {
+		return nil, "", err
+	}
+	if s.File != "" {
+		wl, err := query.Load(s.File, dom)
 		if err != nil {
 			return nil, "", err
 		}
-		desc := filepath.Base(cfg.Workload)
+		desc := filepath.Base(s.File)
 		if fs := wl.Families(); len(fs) == 1 {
 			desc = fs[0].Description
 		}
@@ -563,13 +600,13 @@ func loadWorkload(cfg *Config, dom *universe.Domain) (*query.Workload, string, e
 		wl  *query.Workload
 		err error
 	)
-	if cfg.Sample > 0 {
-		wl, err = query.SampleKWay(dom, cfg.Marginals, cfg.Sample, cfg.WorkloadSeed)
+	if s.Sample > 0 {
+		wl, err = query.SampleKWay(dom, s.Marginals, s.Sample, s.Seed)
 	} else {
-		wl, err = query.KWay(dom, cfg.Marginals, nil)
+		wl, err = query.KWay(dom, s.Marginals, nil)
 	}
 	if err != nil {
-		return nil, "", &ConfigError{Msg: "--marginals: " + err.Error()}
+		return nil, "", err
 	}
 	return wl, wl.Families()[0].Description, nil
 }

@@ -134,6 +134,17 @@ func (p *Plan) Total() float64 {
 	return rho
 }
 
+// ApproxTotal sums the (ε, δ) of the plan's Approx ("paper") charges.
+func (p *Plan) ApproxTotal() (eps, delta float64) {
+	for _, c := range p.Charges {
+		if c.Kind == privacy.Approx {
+			eps += c.Eps
+			delta += c.Delta
+		}
+	}
+	return eps, delta
+}
+
 // Problem is one solve: the public shape plus the private data.
 type Problem struct {
 	Shape

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/dpsynth/synth/ingest"
-	"github.com/dpsynth/synth/query"
+	"github.com/dpsynth/synth/release"
 	"github.com/dpsynth/synth/universe"
 )
 
@@ -94,7 +94,7 @@ func runInspect(ctx context.Context, e *env, o *inspectOptions) error {
 	fmt.Fprintf(e.stdout, "domain: %s\n\n", o.Domain)
 	printUniverse(e.stdout, d)
 	if o.Workload != "" || o.Marginals > 0 {
-		wl, err := o.loadWorkload(d)
+		wl, _, err := o.spec().Load(d)
 		if err != nil {
 			return err
 		}
@@ -162,15 +162,7 @@ func attrOther(d *universe.Domain, name string) string {
 	return d.Attr(i).Other
 }
 
-// loadWorkload reads the workload file or builds the k-way shorthand.
-func (o *workloadOptions) loadWorkload(d *universe.Domain) (*query.Workload, error) {
-	switch {
-	case o.Workload != "" && o.Marginals > 0:
-		return nil, usagef("give either --workload or --marginals, not both")
-	case o.Workload != "":
-		return query.Load(o.Workload, d)
-	case o.Sample > 0:
-		return query.SampleKWay(d, o.Marginals, o.Sample, o.WorkloadSeed)
-	}
-	return query.KWay(d, o.Marginals, nil)
+// spec names the workload the flags ask for.
+func (o *workloadOptions) spec() release.WorkloadSpec {
+	return release.WorkloadSpec{File: o.Workload, Marginals: o.Marginals, Sample: o.Sample, Seed: o.WorkloadSeed}
 }
