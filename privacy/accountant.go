@@ -91,7 +91,11 @@ func RhoToEps(rho, delta float64, c Conversion) float64 {
 	for RhoToDelta(rho, hi) > delta {
 		hi *= 2 // not expected: tight is never worse than standard
 	}
-	for range 200 {
+	// Up to 2,200 halvings: enough to resolve any float64 (from 1e308 down
+	// to the smallest subnormal), so that a tiny ρ converts to a tiny ε
+	// rather than to the search's floor; the loop stops as soon as the
+	// bracket cannot shrink.
+	for range 2200 {
 		mid := lo + (hi-lo)/2
 		if mid <= lo || mid >= hi {
 			break

@@ -280,7 +280,14 @@ func (l *Ledger) epsOf(t totals) float64 {
 		return t.epsP
 	}
 	dr := l.total.Delta - t.deltaA
-	return t.epsA + min(l.conv(t.rhoZ+t.rhoP, dr), t.epsP+l.conv(t.rhoZ, dr))
+	eps := t.epsA + min(l.conv(t.rhoZ+t.rhoP, dr), t.epsP+l.conv(t.rhoZ, dr))
+	if eps > l.total.Eps && l.fits(t) {
+		// The charges fit the budget exactly (fits compares δ at the
+		// budget's ε), so the budget's ε is a valid statement of the spent
+		// ε; the conversion's search is only rounded up past it.
+		eps = l.total.Eps
+	}
+	return eps
 }
 
 // Spent is what a ledger has spent.

@@ -223,3 +223,31 @@ func TestLedgerConcurrent(t *testing.T) {
 		t.Errorf("%d charges recorded, %d goroutines refused", n, refused)
 	}
 }
+
+// TestLedgerSpentNeverAboveBudget: a budget spent in full reports at most
+// the budget's ε, however small ε is (the conversion's search used to stop
+// at a floor near 1e-60 and report more than a 1e-300 budget).
+func TestLedgerSpentNeverAboveBudget(t *testing.T) {
+	for _, eps := range []float64{1e-300, 1e-100, 1e-20, 1e-6, 0.1, 1, 10} {
+		for _, conv := range []Conversion{Tight, Standard} {
+			b := Budget{Eps: eps, Delta: 1e-9}
+			l, err := NewLedger(b, &LedgerSettings{Conversion: conv})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rho, err := b.Rho(conv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := l.Charge(Charge{Label: "all", Cost: ZCDPCost(rho)}); err != nil {
+				t.Fatalf("ε = %g, %v: charging the budget's own ρ = %g: %v", eps, conv, rho, err)
+			}
+			if got := l.Spent().Eps; !(got <= eps) || (got <= 0 && rho > 0) {
+				t.Errorf("ε = %g, %v: Spent().Eps = %g, want in (0, %g]", eps, conv, got, eps)
+			}
+			if got := RhoToEps(rho, 1e-9, conv); got > 2*eps {
+				t.Errorf("RhoToEps(%g, 1e-9, %v) = %g, want about %g", rho, conv, got, eps)
+			}
+		}
+	}
+}

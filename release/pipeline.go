@@ -98,6 +98,10 @@ type Hooks struct {
 	Log *slog.Logger
 	// Progress is called after each solver iteration.
 	Progress func(solvers.Progress)
+	// Internal receives messages for the operator only (stderr), never
+	// written to a public file: statistics of the private data such as how
+	// many values were repaired (nil: sent to Log as warnings).
+	Internal func(msg string)
 }
 
 // ConfigError is a problem with the settings themselves (CLI exit code 2).
@@ -120,15 +124,18 @@ func (e *DataError) Error() string { return e.File + ": " + e.Msg }
 
 // Outcome summarises a finished release.
 type Outcome struct {
-	Dir     string   `json:"dir"`
-	Files   []string `json:"files"`
-	Rows    int64    `json:"rows"`
-	Records int64    `json:"records"`
-	Holdout int64    `json:"holdout_records,omitempty"`
-	Solver  string   `json:"solver"`
-	Setting string   `json:"setting"`
-	Epsilon float64  `json:"epsilon"`
-	Delta   float64  `json:"delta"`
+	Dir   string   `json:"dir"`
+	Files []string `json:"files"`
+	Rows  int64    `json:"rows"`
+	// Records is the true number of records read. Under add/remove
+	// neighbours it is private (RecordsPrivate): for the operator only.
+	Records        int64   `json:"records"`
+	RecordsPrivate bool    `json:"records_private,omitempty"`
+	Holdout        int64   `json:"holdout_records,omitempty"`
+	Solver         string  `json:"solver"`
+	Setting        string  `json:"setting"`
+	Epsilon        float64 `json:"epsilon"`
+	Delta          float64 `json:"delta"`
 	// Spent is the ε the charges compose to (at the budget's δ).
 	Spent      float64 `json:"epsilon_spent"`
 	Rho        float64 `json:"rho"`
@@ -195,13 +202,15 @@ func Run(ctx context.Context, cfg *Config, hooks *Hooks) (*Outcome, error) {
 	shape := solvers.Shape{Budget: budget, Conversion: cfg.Conversion, Neighbours: cfg.Neighbours, Workload: wl}
 	plan0, err := solver.Plan(&shape)
 	if err != nil {
-		if errors.Is(err, solvers.ErrUnsupported) {
-			return nil, &ConfigError{Msg: err.Error()}
-		}
+		// A pure budget (δ = 0) that the solver's mechanisms cannot meet is
+		// the ledger's refusal (exit 77), whatever else the solver says.
 		if budget.Delta == 0 {
 			if refusal := pureRefusal(solver, &shape, ledger); refusal != nil {
 				return nil, refusal
 			}
+		}
+		if errors.Is(err, solvers.ErrUnsupported) {
+			return nil, &ConfigError{Msg: err.Error()}
 		}
 		return nil, err
 	}
@@ -234,12 +243,14 @@ func Run(ctx context.Context, cfg *Config, hooks *Hooks) (*Outcome, error) {
 		return nil, &DataError{File: cfg.Data, Msg: "no records to release (every count is zero)"}
 	}
 	var warnings []string
-	for _, r := range stats.Repairs {
-		if r.Clamped > 0 {
-			warnings = append(warnings, fmt.Sprintf("%d values of %q clamped into the declared bounds (--clamp)", r.Clamped, r.Attribute))
-		}
-		if r.MappedToOther > 0 {
-			warnings = append(warnings, fmt.Sprintf("%d values of %q mapped to the declared other value (--unknown-to-other)", r.MappedToOther, r.Attribute))
+	// Repair counts are exact statistics of the private data: they go to
+	// the operator (stderr) and the internal report, never to a public file.
+	internal := repairMessages(stats.Repairs)
+	for _, msg := range internal {
+		if hooks.Internal != nil {
+			hooks.Internal(msg)
+		} else {
+			log.Warn(msg)
 		}
 	}
 	releaseCounts, holdoutCounts := counts, (*universe.Counts)(nil)
@@ -263,9 +274,15 @@ func Run(ctx context.Context, cfg *Config, hooks *Hooks) (*Outcome, error) {
 	defer op.Close()
 	truth := wl.AnswerCounts(releaseCounts, make([]float64, wl.M()))
 
-	// Solve. The plan with n known must cost what was checked.
+	// Solve. The plan with n known must cost what was checked. Under
+	// add/remove n is private: the plan never sees it (the solver gets it
+	// in the Problem, for its private steps only).
 	shape.N = int(n)
-	plan, err := solver.Plan(&shape)
+	planShape := shape
+	if cfg.Neighbours == solvers.AddRemove {
+		planShape.N = 0
+	}
+	plan, err := solver.Plan(&planShape)
 	if err != nil {
 		return nil, err
 	}
@@ -349,6 +366,9 @@ func Run(ctx context.Context, cfg *Config, hooks *Hooks) (*Outcome, error) {
 			Workload: wl, True: truth, Synthetic: synthAns, Distribution: distAns,
 			DataRows: n, SyntheticRows: rows, Title: title, Solver: solverLabel,
 			RunTime: time.Since(start),
+		}
+		if len(internal) > 0 {
+			in.Note = "Repairs of the private data (internal, not DP): " + strings.Join(internal, "; ") + "."
 		}
 		if holdoutCounts != nil {
 			in.Holdout = wl.AnswerCounts(holdoutCounts, make([]float64, wl.M()))
@@ -469,6 +489,7 @@ func Run(ctx context.Context, cfg *Config, hooks *Hooks) (*Outcome, error) {
 		Solver: solverName, Setting: setting.String(), Epsilon: cfg.Epsilon, Delta: cfg.Delta,
 		Spent: spent.Eps, Rho: spent.Rho, Randomness: man.Randomness.Source, Errors: metrics,
 		Warnings: warnings, Seconds: time.Since(start).Seconds(),
+		RecordsPrivate: cfg.Neighbours == solvers.AddRemove,
 	}
 	if holdoutCounts != nil {
 		out.Holdout = holdoutCounts.Total()
@@ -497,6 +518,21 @@ func pureRefusal(s solvers.Solver, shape *solvers.Shape, ledger *privacy.Ledger)
 	// One label for the whole plan instead of one per measurement.
 	be.Labels = []string{fmt.Sprintf("%s (%d charges)", s.Name(), len(p.Charges))}
 	return be
+}
+
+// repairMessages describes the row-wise repairs of a read (internal: exact
+// counts of the private data).
+func repairMessages(rs []ingest.Repairs) []string {
+	var out []string
+	for _, r := range rs {
+		if r.Clamped > 0 {
+			out = append(out, fmt.Sprintf("%d values of %q clamped into the declared bounds (--clamp; internal, not DP, not written to the manifest)", r.Clamped, r.Attribute))
+		}
+		if r.MappedToOther > 0 {
+			out = append(out, fmt.Sprintf("%d values of %q mapped to the declared other value (--unknown-to-other; internal, not DP, not written to the manifest)", r.MappedToOther, r.Attribute))
+		}
+	}
+	return out
 }
 
 func writeBytes(b []byte) func(io.Writer) error {

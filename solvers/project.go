@@ -84,8 +84,9 @@ func (s *Project) threshold() float64 {
 // ratio is ν_R = σ_R·c̄_R: σ_R the noise, as a fraction of n, of measuring
 // C_R alone with the whole budget, c̄_R the mean number of cells of its
 // sets (noise against the mean cell). The rule reads only n, ρ and the
-// workload's structure. When N is not yet known (planning before the data
-// is opened) the plan measures C_{R−1} and C_R; the total charged is the
+// workload's structure, and n only where it is public: under add/remove
+// neighbours, and when N is not yet known (planning before the data is
+// opened), the plan measures C_{R−1} and C_R. The total charged is the
 // budget's ρ either way.
 //
 // Evidence (docs/BENCHMARKS.md): measuring lower orders alone (1-way) loses
@@ -99,9 +100,19 @@ func (s *Project) Plan(sh *Shape) (*Plan, error) {
 		return nil, err
 	}
 	w := sh.Workload
+	// n is public only under replace-one: under add/remove the plan must not
+	// read it, so that what is measured (and so every charge and label) is
+	// the same for neighbouring datasets of different sizes.
+	pub := *sh
+	if sh.Neighbours == AddRemove {
+		pub.N = 0
+	}
 	plan := &Plan{Solver: s.Name(), Setting: s.Setting, Params: map[string]float64{"rho": rho}}
 	var groups []group
 	if s.Setting == Paper {
+		if sh.Neighbours == AddRemove {
+			return nil, fmt.Errorf("project (paper): add/remove neighbours need marginal tables to estimate the private n, and the paper setting measures only the workload's own answers (use the tuned setting): %w", ErrUnsupported)
+		}
 		for f := range w.Families() {
 			groups = append(groups, group{family: f, sens2: familySens2(w, f, sh.Neighbours)})
 		}
@@ -113,7 +124,7 @@ func (s *Project) Plan(sh *Shape) (*Plan, error) {
 	} else {
 		orders := s.Orders
 		if orders == nil {
-			orders = s.rule(sh, rho)
+			orders = s.rule(&pub, rho)
 		}
 		for _, r := range orders {
 			plan.Params[fmt.Sprintf("order_%d", r)] = 1
@@ -142,8 +153,8 @@ func (s *Project) Plan(sh *Shape) (*Plan, error) {
 		plan.Charges = calibrate(groups, share, rho, w, s.Name())
 	}
 	plan.Params["groups"] = float64(len(groups))
-	if sh.N > 0 {
-		plan.Params["sigma_fraction"] = groups[len(groups)-1].sigma / float64(sh.N)
+	if pub.N > 0 {
+		plan.Params["sigma_fraction"] = groups[len(groups)-1].sigma / float64(pub.N)
 	}
 	plan.groups = groups
 	return plan, nil

@@ -190,18 +190,35 @@ func TestReleaseOutputRefused(t *testing.T) {
 // measurements of the project solver cannot give: the ledger refuses the
 // plan before the data is opened (the data is a FIFO, whose opening would
 // block) and before the output folder is made. Exit 77.
+// The same holds for every Gaussian-based solver (dpam, mwem tuned).
 func TestReleaseBudgetRefused(t *testing.T) {
+	for _, solver := range []string{"project", "dpam", "mwem"} {
+		data := fifo(t)
+		out := filepath.Join(t.TempDir(), "out")
+		r := inProcess(t, "release", "--data", data, "--domain", filepath.Join(rawDir, "adult-raw-domain.json"),
+			"--marginals", "2", "--epsilon", "1", "--delta", "0", "--solver", solver, "--out", out)
+		if r.code != ExitBudget {
+			t.Fatalf("release --delta 0 --solver %s: %s\nwant exit %d", solver, r, ExitBudget)
+		}
+		for _, w := range []string{"synth release: privacy: charge", "refused", "the budget is pure (δ = 0)"} {
+			if !strings.Contains(r.stderr, w) {
+				t.Errorf("--solver %s: stderr %q does not contain %q", solver, r.stderr, w)
+			}
+		}
+		noOutput(t, out)
+	}
+}
+
+// TestReleasePaperAddRemoveRefused: the paper setting of project has no
+// estimate of a private n; it is refused at plan time (the data is a FIFO
+// that would block if opened), exit 2.
+func TestReleasePaperAddRemoveRefused(t *testing.T) {
 	data := fifo(t)
 	out := filepath.Join(t.TempDir(), "out")
 	r := inProcess(t, "release", "--data", data, "--domain", filepath.Join(rawDir, "adult-raw-domain.json"),
-		"--marginals", "2", "--epsilon", "1", "--delta", "0", "--solver", "project", "--out", out)
-	if r.code != ExitBudget {
-		t.Fatalf("release --delta 0: %s\nwant exit %d", r, ExitBudget)
-	}
-	for _, w := range []string{"synth release: privacy: charge", "refused", "the budget is pure (δ = 0)"} {
-		if !strings.Contains(r.stderr, w) {
-			t.Errorf("stderr %q does not contain %q", r.stderr, w)
-		}
+		"--marginals", "2", "--epsilon", "1", "--setting", "paper", "--neighbours", "add-remove", "--out", out)
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "paper setting") {
+		t.Fatalf("release --setting paper --neighbours add-remove: %s\nwant exit %d naming the paper setting", r, ExitUsage)
 	}
 	noOutput(t, out)
 }

@@ -146,7 +146,8 @@ func runRelease(ctx context.Context, e *env, o *releaseOptions) error {
 		o.warn(e, log, "--seed given: "+privacy.SeededWarning)
 	}
 	bar := newProgress(e, o.Quiet)
-	out, err := release.Run(ctx, cfg, &release.Hooks{Log: log, Progress: bar.update})
+	out, err := release.Run(ctx, cfg, &release.Hooks{Log: log, Progress: bar.update,
+		Internal: func(msg string) { o.warn(e, log, msg) }})
 	bar.done()
 	if err != nil {
 		return err
@@ -165,7 +166,13 @@ func runRelease(ctx context.Context, e *env, o *releaseOptions) error {
 // the caller's to report).
 func printOutcome(e *env, out *release.Outcome) {
 	w := e.stdout
-	fmt.Fprintf(w, "released %d synthetic rows from %d records to %s\n", out.Rows, out.Records, out.Dir)
+	if out.RecordsPrivate {
+		// Under add/remove neighbours n is private: the operator may see it,
+		// labelled, but it is in no public file.
+		fmt.Fprintf(w, "released %d synthetic rows from %d records (the record count is internal, not DP: n is private under add/remove) to %s\n", out.Rows, out.Records, out.Dir)
+	} else {
+		fmt.Fprintf(w, "released %d synthetic rows from %d records to %s\n", out.Rows, out.Records, out.Dir)
+	}
 	for _, f := range out.Files {
 		fmt.Fprintf(w, "  %s\n", f)
 	}
