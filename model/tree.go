@@ -384,11 +384,11 @@ func (t *Tree) BytesFor(workers int) uint64 {
 	b := 0.0
 	b += 3 * allocBytes(8*l.cliqueCells)
 	b += allocBytes(8 * l.sepCells)
-	b += allocBytes(8 * float64(l.maxSep))
+	b += 2 * allocBytes(8*float64(l.maxSep)) // sepTmp, sepMax
 	b += float64(workers-1) * allocBytes(8*float64(l.part))
 	b += float64(workers) * allocBytes(8*float64(len(t.sizes)+1))
 	b += allocBytes(8 * float64(l.projInts))
-	b += 4096 + 1024*float64(workers) + 512*float64(len(t.cliques))
+	b += 16384 + 1024*float64(workers) + 512*float64(len(t.cliques))
 	if b >= math.MaxUint64 {
 		return math.MaxUint64
 	}
