@@ -1,0 +1,189 @@
+package model
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// benchTrees are the trees of the benchmarks: (a) shaped like full ADULT
+// with a few 3-way cliques, on the brief sizes of the 14 attributes and on
+// adult's real domain, and (b) one 1e6-cell clique.
+func benchTrees(b *testing.B) []struct {
+	name string
+	tr   *Tree
+} {
+	briefSizes := []int{9, 16, 7, 15, 6, 5, 2, 3, 3, 2, 5, 20, 42, 2}
+	var out []struct {
+		name string
+		tr   *Tree
+	}
+	for _, c := range []struct {
+		name  string
+		sizes []int
+		sets  [][]int
+	}{
+		{"adult-small", briefSizes, adultSets},
+		{"adult", adultSizes, adultSets},
+		{"clique-1e6", []int{100, 100, 100}, [][]int{{0, 1, 2}}},
+	} {
+		tr, err := NewTree(c.sizes, c.sets)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out = append(out, struct {
+			name string
+			tr   *Tree
+		}{c.name, tr})
+	}
+	return out
+}
+
+var sink float64
+
+func randomTheta(m *Model, r *rand.Rand) {
+	for c := range m.Tree().Cliques() {
+		th := m.Theta(c)
+		for i := range th {
+			th[i] = r.NormFloat64()
+		}
+	}
+}
+
+// cpuNanos is the process's CPU time (user and system).
+func cpuNanos() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// readCells times b.N plain reads of x (one core, four accumulators) and
+// returns ns per cell.
+//
+//go:noinline
+func readCells(b *testing.B, x []float64) float64 {
+	start := time.Now()
+	for range b.N {
+		s0, s1, s2, s3 := 0.0, 0.0, 0.0, 0.0
+		i := 0
+		for ; i+3 < len(x); i += 4 {
+			s0 += x[i]
+			s1 += x[i+1]
+			s2 += x[i+2]
+			s3 += x[i+3]
+		}
+		for ; i < len(x); i++ {
+			s0 += x[i]
+		}
+		sink += s0 + s1 + s2 + s3
+	}
+	return float64(time.Since(start).Nanoseconds()) / float64(b.N) / float64(len(x))
+}
+
+// BenchmarkCalibrate times one belief-propagation pass (both passes over
+// every clique) in ns per clique cell, against as many plain reads of a
+// []float64 of the model's total cells timed right after it (read-ns/cell,
+// x-read), and the CPU time per cell (both cores add up). Run with
+//
+//	go test ./model -run '^$' -bench 'Calibrate|Read' -count 5
+func BenchmarkCalibrate(b *testing.B) {
+	for _, bt := range benchTrees(b) {
+		for _, w := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/cells=%.0f/workers=%d", bt.name, bt.tr.TotalCells(), w), func(b *testing.B) {
+				m := New(bt.tr, &Settings{Workers: w})
+				defer m.Close()
+				randomTheta(m, rand.New(rand.NewPCG(1, 1)))
+				m.Calibrate()
+				cells := bt.tr.TotalCells()
+				b.ReportAllocs()
+				cpu0 := cpuNanos()
+				for b.Loop() {
+					m.Calibrate()
+				}
+				op := float64(b.Elapsed().Nanoseconds()) / float64(b.N) / cells
+				cpu := float64(cpuNanos()-cpu0) / float64(b.N) / cells
+				read := readCells(b, make([]float64, int(cells)))
+				b.ReportMetric(op, "ns/cell")
+				b.ReportMetric(cpu, "cpu-ns/cell")
+				b.ReportMetric(read, "read-ns/cell")
+				b.ReportMetric(op/read, "x-read")
+			})
+		}
+	}
+}
+
+// BenchmarkRead is one plain read of a []float64 of each tree's total
+// cells, in ns per cell.
+func BenchmarkRead(b *testing.B) {
+	for _, bt := range benchTrees(b) {
+		b.Run(fmt.Sprintf("%s/cells=%.0f", bt.name, bt.tr.TotalCells()), func(b *testing.B) {
+			x := make([]float64, int(bt.tr.TotalCells()))
+			for i := range x {
+				x[i] = float64(i)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.ReportMetric(readCells(b, x), "ns/cell")
+		})
+	}
+}
+
+// BenchmarkStep times one fit step on the model: AddTheta of a gradient on
+// every clique, Calibrate, and the marginal on every clique and on every
+// single attribute, in ns per clique cell.
+func BenchmarkStep(b *testing.B) {
+	for _, bt := range benchTrees(b) {
+		b.Run(fmt.Sprintf("%s/cells=%.0f", bt.name, bt.tr.TotalCells()), func(b *testing.B) {
+			m := New(bt.tr, nil)
+			defer m.Close()
+			r := rand.New(rand.NewPCG(1, 1))
+			randomTheta(m, r)
+			m.Calibrate()
+			cl := bt.tr.Cliques()
+			grads := make([][]float64, len(cl))
+			outs := make([][]float64, len(cl))
+			for c := range cl {
+				grads[c] = make([]float64, bt.tr.Cells(c))
+				outs[c] = make([]float64, bt.tr.Cells(c))
+				for i := range grads[c] {
+					grads[c][i] = r.NormFloat64()
+				}
+			}
+			sizes := bt.tr.Sizes()
+			single := make([][]float64, len(sizes))
+			for a := range sizes {
+				single[a] = make([]float64, sizes[a])
+			}
+			attr := make([][]int, len(sizes))
+			for a := range sizes {
+				attr[a] = []int{a}
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				for c := range cl {
+					m.AddTheta(cl[c], 1e-3, grads[c])
+				}
+				m.Calibrate()
+				for c := range cl {
+					_ = m.Marginal(cl[c], outs[c])
+				}
+				for a := range sizes {
+					_ = m.Marginal(attr[a], single[a])
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/bt.tr.TotalCells(), "ns/cell")
+		})
+	}
+}
+
+func BenchmarkNewTree(b *testing.B) {
+	for b.Loop() {
+		if _, err := NewTree(adultSizes, adultSets); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,26 @@
+// Package model holds a factored distribution over a product domain: the
+// log-linear model D(x) ∝ exp(Σ_c θ_c(x_c)) that the entropic solvers
+// produce, kept as a junction tree instead of a dense vector over the
+// universe.
+//
+// A Tree is the public plan: from the attribute sizes and the attribute
+// sets that carry log-potentials it triangulates the interaction graph by a
+// deterministic greedy elimination order, keeps the maximal cliques and
+// joins them into a clique tree (a maximum-weight spanning tree on the
+// separators). Its cost (cells, bytes) is known before any table exists, so
+// a caller can refuse a model that would not fit a memory cap.
+//
+// A Model holds one log-potential table θ_c per clique. Calibrate runs
+// sum-product belief propagation on the clique tree in log space (two
+// passes, exact per-separator log-sum-exp where linear sums would
+// underflow) and gives log Z and the clique beliefs; Marginal reads any
+// marginal of D from a covering clique's belief, or by exact variable
+// elimination over the tree when no clique covers the set; AddTheta is the
+// mirror-descent update θ_c += s·g. Sample draws rows along the tree with
+// controlled (systematic) rounding or independently, streaming in batches.
+//
+// Tables over an attribute set are in the set's mixed radix: the last
+// attribute of the set varies fastest, as in universe.Domain and the query
+// package's marginals. Calibrate, Marginal (inside a clique) and AddTheta
+// run on a par.Team and allocate nothing after the first call.
+package model

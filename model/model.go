@@ -1,0 +1,500 @@
+package model
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"strconv"
+
+	"github.com/dpsynth/synth/internal/par"
+	"github.com/dpsynth/synth/internal/vec"
+)
+
+// Settings tune a Model. The zero value means the defaults.
+type Settings struct {
+	// Workers is the number of goroutines of the per-clique loops
+	// (0: GOMAXPROCS). Cliques below par.MinParallel cells run serially.
+	Workers int
+	// MaxElimCells caps every intermediate table of a cross-clique
+	// Marginal (0: 1<<24 cells, 128 MiB).
+	MaxElimCells int
+}
+
+// DefaultMaxElimCells is the default of Settings.MaxElimCells.
+const DefaultMaxElimCells = 1 << 24
+
+// tiny is the smallest linear separator sum Calibrate trusts: below it,
+// exponentials flushed to zero (below e^−708 of the clique's maximum, at
+// most 2^53 of them) could matter, so the separator is recomputed by an
+// exact per-cell log-sum-exp.
+const tiny = 1e-250
+
+// grain is the alignment of the parallel chunks of clique cells.
+const grain = 1024
+
+// Model is a log-linear distribution D(x) ∝ exp(Σ_c θ_c(x_c)) on the
+// cliques of a junction tree. After Calibrate it gives log Z, the cliques'
+// beliefs, marginals of D and samples. A Model is not safe for concurrent
+// use; its methods allocate nothing after their first call, except a
+// cross-clique Marginal and Sample.
+type Model struct {
+	t       *Tree
+	team    *par.Team
+	workers int
+	maxElim int
+
+	thetaAll, logbAll, beliefAll, upAll []float64
+	theta                               [][]float64 // θ_c
+	logb                                [][]float64 // θ_c + incoming log-messages (log-belief + log Z)
+	belief                              [][]float64 // calibrated beliefs (probabilities)
+	up                                  [][]float64 // up[c]: log-message from c to its parent, over sep[c]
+
+	sepTmp, sepMax []float64   // separator scratch
+	part           [][]float64 // partial sums of workers 1..
+	dig            [][]int     // odometer digits per worker
+	childP, parP   []proj      // clique c → sep[c], parent[c] → sep[c]
+
+	sc         proj // scratch projection of AddTheta and Marginal
+	scDims     []int
+	scStride   []int
+	logZ       float64
+	calibrated bool
+
+	wj walkJob
+	vj vecJob
+}
+
+// New returns a model on tree t with θ = 0 everywhere (the uniform
+// distribution), calibrated. s may be nil for the defaults. It allocates
+// t.BytesFor(workers) bytes at most.
+func New(t *Tree, s *Settings) *Model {
+	var st Settings
+	if s != nil {
+		st = *s
+	}
+	workers := st.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	if st.MaxElimCells <= 0 {
+		st.MaxElimCells = DefaultMaxElimCells
+	}
+	l := t.layout(workers)
+	k := len(t.cliques)
+	n := len(t.sizes)
+	m := &Model{
+		t:         t,
+		team:      par.NewTeam(workers),
+		workers:   workers,
+		maxElim:   st.MaxElimCells,
+		thetaAll:  make([]float64, int(l.cliqueCells)),
+		logbAll:   make([]float64, int(l.cliqueCells)),
+		beliefAll: make([]float64, int(l.cliqueCells)),
+		upAll:     make([]float64, int(l.sepCells)),
+		theta:     make([][]float64, k),
+		logb:      make([][]float64, k),
+		belief:    make([][]float64, k),
+		up:        make([][]float64, k),
+		sepTmp:    make([]float64, l.maxSep),
+		sepMax:    make([]float64, l.maxSep),
+		part:      make([][]float64, workers-1),
+		dig:       make([][]int, workers),
+		childP:    make([]proj, k),
+		parP:      make([]proj, k),
+	}
+	for w := range m.part {
+		m.part[w] = make([]float64, l.part)
+	}
+	for w := range m.dig {
+		m.dig[w] = make([]int, n+1)
+	}
+	ints := make([]int, int(l.projInts))
+	take := func(c int) []int {
+		s := ints[:0:c]
+		ints = ints[c:]
+		return s
+	}
+	off, soff := 0, 0
+	for c, cl := range t.cliques {
+		sz := t.cells[c]
+		m.theta[c] = m.thetaAll[off : off+sz : off+sz]
+		m.logb[c] = m.logbAll[off : off+sz : off+sz]
+		m.belief[c] = m.beliefAll[off : off+sz : off+sz]
+		off += sz
+		if p := t.parent[c]; p >= 0 {
+			ss := t.sepCell[c]
+			m.up[c] = m.upAll[soff : soff+ss : soff+ss]
+			soff += ss
+			m.childP[c].build(t.sizes, cl, t.sep[c], take(len(cl)+1), take(len(cl)+1))
+			pc := t.cliques[p]
+			m.parP[c].build(t.sizes, pc, t.sep[c], take(len(pc)+1), take(len(pc)+1))
+		}
+	}
+	m.scDims, m.scStride = take(n+1), take(n+1)
+	m.wj.used = make([]bool, workers)
+	m.vj.wmax = make([]float64, workers)
+	m.vj.wsum = make([]float64, workers)
+	m.Calibrate()
+	return m
+}
+
+// Close stops the model's helper goroutines; the model must not be used
+// afterwards. Models that are dropped without Close keep idle goroutines.
+func (m *Model) Close() { m.team.Close() }
+
+// Tree returns the model's junction tree.
+func (m *Model) Tree() *Tree { return m.t }
+
+// Theta returns the log-potential table of clique c, in the clique's mixed
+// radix. The caller may modify it; the model counts as uncalibrated until
+// the next Calibrate.
+func (m *Model) Theta(c int) []float64 {
+	m.calibrated = false
+	return m.theta[c]
+}
+
+// AddTheta adds s·g, broadcast from a table g over set onto the smallest
+// clique covering set, to that clique's log-potential: θ_c(x) += s·g(x_set).
+// It panics if no clique covers set or len(g) is not set's number of
+// cells. The model counts as uncalibrated until the next Calibrate.
+func (m *Model) AddTheta(set []int, s float64, g []float64) {
+	c := m.t.Covering(set)
+	if c < 0 {
+		panic("model: AddTheta on set " + fmtSet(set) + ", which no clique covers")
+	}
+	m.checkSet(set)
+	m.sc.build(m.t.sizes, m.t.cliques[c], set, m.scDims, m.scStride)
+	if len(g) != m.sc.tcells {
+		panic(fmt.Sprintf("model: AddTheta on set %s with a table of %d cells, want %d", fmtSet(set), len(g), m.sc.tcells))
+	}
+	m.calibrated = false
+	m.broadcast(&m.sc, m.theta[c], s, g)
+}
+
+// CopyFrom copies o's potentials and calibration into m without
+// allocating. It panics if o is on a different tree.
+func (m *Model) CopyFrom(o *Model) {
+	if o.t != m.t {
+		panic("model: CopyFrom a model on a different tree")
+	}
+	copy(m.thetaAll, o.thetaAll)
+	copy(m.logbAll, o.logbAll)
+	copy(m.beliefAll, o.beliefAll)
+	copy(m.upAll, o.upAll)
+	m.logZ, m.calibrated = o.logZ, o.calibrated
+}
+
+// Calibrate runs sum-product belief propagation on the clique tree in log
+// space: an upward pass (each clique's potential plus its children's
+// messages, normalised by its maximum, summed onto its separator) and a
+// downward pass (the parent's separator marginal divided by the upward
+// message), after which every clique's log-belief is θ_c plus all its
+// incoming messages and its belief is exp(log-belief − log Z). Separator
+// sums that would lose precision in linear space (below 1e−250 of the
+// clique's maximum) are recomputed by an exact log-sum-exp per separator
+// cell, so any finite θ is safe. It panics if θ holds NaN or ±Inf.
+func (m *Model) Calibrate() {
+	t := m.t
+	var s0 float64
+	for c := len(t.cliques) - 1; c >= 0; c-- {
+		lb := m.logb[c]
+		m.copyVec(lb, m.theta[c])
+		for _, ch := range t.child[c] {
+			m.broadcast(&m.parP[ch], lb, 1, m.up[ch])
+		}
+		mx := m.maxVec(lb)
+		if math.IsInf(mx, 0) || math.IsNaN(mx) {
+			panic("model: Calibrate with θ holding NaN or ±Inf")
+		}
+		s := m.expVec(m.belief[c], lb, mx)
+		if c == 0 {
+			m.logZ = mx + math.Log(s)
+			s0 = s
+			break
+		}
+		sep := m.sepTmp[:t.sepCell[c]]
+		m.sum(&m.childP[c], sep, m.belief[c])
+		up := m.up[c]
+		if minOf(sep) >= tiny {
+			for j, v := range sep {
+				up[j] = mx + math.Log(v)
+			}
+		} else {
+			m.exactLSE(&m.childP[c], up, lb)
+		}
+	}
+	if math.IsInf(m.logZ, 0) || math.IsNaN(m.logZ) {
+		panic("model: Calibrate with θ holding NaN or ±Inf")
+	}
+	m.scaleVec(m.belief[0], 1/s0)
+	for c := 1; c < len(t.cliques); c++ {
+		p := t.parent[c]
+		sep := m.sepTmp[:t.sepCell[c]]
+		up := m.up[c]
+		m.sum(&m.parP[c], sep, m.belief[p])
+		if minOf(sep) >= tiny {
+			for j, v := range sep {
+				sep[j] = math.Log(v) + m.logZ - up[j]
+			}
+		} else {
+			m.exactLSE(&m.parP[c], sep, m.logb[p])
+			for j := range sep {
+				sep[j] -= up[j]
+			}
+		}
+		m.broadcast(&m.childP[c], m.logb[c], 1, sep)
+		s := m.expVec(m.belief[c], m.logb[c], m.logZ)
+		m.scaleVec(m.belief[c], 1/s)
+	}
+	m.calibrated = true
+}
+
+// exactLSE writes out[j] = log Σ_{i→j} e^src[i] for the projection p,
+// with a per-target-cell shift (serial; the rare path of Calibrate).
+func (m *Model) exactLSE(p *proj, out, src []float64) {
+	mx := m.sepMax[:len(out)]
+	for j := range mx {
+		mx[j] = math.Inf(-1)
+	}
+	st := p.inner()
+	p.each(0, p.cells, m.dig[0], func(i, j, run int) {
+		for k, v := range src[i : i+run] {
+			if q := j + k*st; v > mx[q] {
+				mx[q] = v
+			}
+		}
+	})
+	clear(out)
+	p.each(0, p.cells, m.dig[0], func(i, j, run int) {
+		for k, v := range src[i : i+run] {
+			q := j + k*st
+			out[q] += vec.Exp(v - mx[q])
+		}
+	})
+	for j, v := range out {
+		out[j] = mx[j] + math.Log(v)
+	}
+}
+
+func minOf(x []float64) float64 {
+	mn := math.Inf(1)
+	for _, v := range x {
+		if !(v >= mn) {
+			mn = v
+		}
+	}
+	return mn
+}
+
+func (m *Model) mustCalibrated() {
+	if !m.calibrated {
+		panic("model: not calibrated (call Calibrate after changing θ)")
+	}
+}
+
+// LogZ returns the log partition function log Σ_x exp(Σ_c θ_c(x_c)). It
+// panics if the model is not calibrated.
+func (m *Model) LogZ() float64 {
+	m.mustCalibrated()
+	return m.logZ
+}
+
+// Belief returns the calibrated marginal of D on clique c (probabilities
+// summing to 1, in the clique's mixed radix; do not modify). It panics if
+// the model is not calibrated.
+func (m *Model) Belief(c int) []float64 {
+	m.mustCalibrated()
+	return m.belief[c]
+}
+
+// checkSet panics unless set is strictly increasing and in range.
+func (m *Model) checkSet(set []int) {
+	for k, a := range set {
+		if a < 0 || a >= len(m.t.sizes) || (k > 0 && a <= set[k-1]) {
+			panic(fmt.Sprintf("model: set %s is not an increasing list of attributes in [0, %d)", fmtSet(set), len(m.t.sizes)))
+		}
+	}
+}
+
+// Marginal writes the marginal of D on set (probabilities summing to 1, in
+// set's mixed radix) into out, whose length must be set's number of cells.
+// If a clique covers set, it sums the clique's belief and allocates
+// nothing; otherwise it runs exact variable elimination on the smallest
+// subtree of the clique tree touching set, and returns a *TooLargeError if
+// an intermediate table would exceed Settings.MaxElimCells. It panics if
+// the model is not calibrated, set is not increasing and in range, or out
+// has the wrong length.
+func (m *Model) Marginal(set []int, out []float64) error {
+	m.mustCalibrated()
+	m.checkSet(set)
+	cells := 1
+	for _, a := range set {
+		cells *= m.t.sizes[a]
+	}
+	if len(out) != cells {
+		panic(fmt.Sprintf("model: Marginal on set %s with %d cells of output, want %d", fmtSet(set), len(out), cells))
+	}
+	c := m.t.Covering(set)
+	if c < 0 {
+		return m.crossMarginal(set, out)
+	}
+	if len(set) == len(m.t.cliques[c]) {
+		copy(out, m.belief[c])
+		return nil
+	}
+	m.sc.build(m.t.sizes, m.t.cliques[c], set, m.scDims, m.scStride)
+	m.sum(&m.sc, out, m.belief[c])
+	return nil
+}
+
+// sum writes dst[j] = Σ_{i→j} src[i] for projection p, in parallel when
+// the source is large and the target fits the workers' partial buffers.
+func (m *Model) sum(p *proj, dst, src []float64) {
+	clear(dst)
+	if m.workers == 1 || p.cells < par.MinParallel || len(m.part) == 0 || len(dst) > len(m.part[0]) {
+		p.sumTo(dst, src, 0, p.cells, m.dig[0])
+		return
+	}
+	j := &m.wj
+	j.m, j.op, j.p, j.dst, j.src = m, opSum, p, dst, src
+	clear(j.used)
+	m.team.For(p.cells, grain, j)
+	for w := 1; w < m.workers; w++ {
+		if j.used[w] {
+			for q, v := range m.part[w-1][:len(dst)] {
+				dst[q] += v
+			}
+		}
+	}
+	j.p, j.dst, j.src = nil, nil, nil
+}
+
+// broadcast adds a·src[j(i)] to dst[i] for projection p.
+func (m *Model) broadcast(p *proj, dst []float64, a float64, src []float64) {
+	if m.workers == 1 || p.cells < par.MinParallel {
+		p.addFrom(dst, a, src, 0, p.cells, m.dig[0])
+		return
+	}
+	j := &m.wj
+	j.m, j.op, j.p, j.dst, j.src, j.a = m, opAdd, p, dst, src, a
+	m.team.For(p.cells, grain, j)
+	j.p, j.dst, j.src = nil, nil, nil
+}
+
+const (
+	opSum = iota
+	opAdd
+)
+
+// walkJob runs a projection kernel over chunks of source cells.
+type walkJob struct {
+	m        *Model
+	op       int
+	p        *proj
+	dst, src []float64
+	a        float64
+	used     []bool
+}
+
+func (j *walkJob) Run(w, lo, hi int) {
+	dig := j.m.dig[w]
+	switch j.op {
+	case opSum:
+		out := j.dst
+		if w > 0 {
+			out = j.m.part[w-1][:len(j.dst)]
+			clear(out)
+			j.used[w] = true
+		}
+		j.p.sumTo(out, j.src, lo, hi, dig)
+	case opAdd:
+		j.p.addFrom(j.dst, j.a, j.src, lo, hi, dig)
+	}
+}
+
+const (
+	vecCopy = iota
+	vecMax
+	vecExp
+	vecScale
+)
+
+// vecJob runs elementwise kernels over chunks of a clique table.
+type vecJob struct {
+	op         int
+	dst, src   []float64
+	a          float64
+	wmax, wsum []float64
+}
+
+func (j *vecJob) Run(w, lo, hi int) {
+	switch j.op {
+	case vecCopy:
+		copy(j.dst[lo:hi], j.src[lo:hi])
+	case vecMax:
+		mx := math.Inf(-1)
+		for _, v := range j.src[lo:hi] {
+			if v > mx || v != v {
+				mx = v
+			}
+		}
+		j.wmax[w] = mx
+	case vecExp:
+		j.wsum[w] = vec.ExpShiftSum(j.dst[lo:hi], j.src[lo:hi], j.a)
+	case vecScale:
+		vec.Scale(j.dst[lo:hi], j.a)
+	}
+}
+
+func (m *Model) runVec(op int, dst, src []float64, a float64) {
+	j := &m.vj
+	j.op, j.dst, j.src, j.a = op, dst, src, a
+	n := len(dst)
+	if src != nil {
+		n = len(src)
+	}
+	for w := range j.wmax {
+		j.wmax[w], j.wsum[w] = math.Inf(-1), 0
+	}
+	m.team.For(n, grain, j)
+	j.dst, j.src = nil, nil
+}
+
+func (m *Model) copyVec(dst, src []float64) { m.runVec(vecCopy, dst, src, 0) }
+
+func (m *Model) scaleVec(x []float64, a float64) { m.runVec(vecScale, x, nil, a) }
+
+// maxVec returns the maximum of x (NaN if x holds one).
+func (m *Model) maxVec(x []float64) float64 {
+	m.runVec(vecMax, nil, x, 0)
+	mx := math.Inf(-1)
+	for _, v := range m.vj.wmax {
+		if v > mx || v != v {
+			mx = v
+		}
+	}
+	return mx
+}
+
+// expVec writes dst = e^(src − shift) and returns its sum.
+func (m *Model) expVec(dst, src []float64, shift float64) float64 {
+	m.runVec(vecExp, dst, src, shift)
+	s := 0.0
+	for _, v := range m.vj.wsum {
+		s += v
+	}
+	return s
+}
+
+// fmtSet formats set like %v without letting it escape (so that callers'
+// set literals stay on the stack).
+func fmtSet(set []int) string {
+	b := []byte{'['}
+	for k, a := range set {
+		if k > 0 {
+			b = append(b, ' ')
+		}
+		b = strconv.AppendInt(b, int64(a), 10)
+	}
+	return string(append(b, ']'))
+}

@@ -1,0 +1,478 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// shape is a named graph on attributes with its attribute sets.
+type shape struct {
+	name  string
+	n     int
+	sets  [][]int
+	maxSz int // largest attribute size (keeps brute force small)
+}
+
+func shapes() []shape {
+	cycle := func(n int) [][]int {
+		var s [][]int
+		for i := range n {
+			a, b := i, (i+1)%n
+			s = append(s, []int{min(a, b), max(a, b)})
+		}
+		return s
+	}
+	var grid [][]int
+	for r := range 3 {
+		for c := range 3 {
+			v := 3*r + c
+			if c < 2 {
+				grid = append(grid, []int{v, v + 1})
+			}
+			if r < 2 {
+				grid = append(grid, []int{v, v + 3})
+			}
+		}
+	}
+	return []shape{
+		{"chain", 5, [][]int{{0, 1}, {1, 2}, {2, 3}, {3, 4}}, 5},
+		{"star", 5, [][]int{{0, 1}, {0, 2}, {0, 3}, {0, 4}}, 5},
+		{"cycle4", 4, cycle(4), 5},
+		{"cycle5", 5, cycle(5), 5},
+		{"cycle6", 6, cycle(6), 4},
+		{"grid3x3", 9, grid, 3},
+		{"complete4", 4, [][]int{{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}}, 5},
+		{"complete4-triples", 4, [][]int{{0, 1, 2}, {1, 2, 3}, {0, 2, 3}}, 5},
+		{"disconnected", 6, [][]int{{0, 1}, {1, 2}, {3, 5}}, 5},
+		{"singletons", 4, nil, 5},
+		{"triples", 6, [][]int{{0, 1, 2}, {2, 3, 4}, {1, 4, 5}, {0, 5}}, 3},
+	}
+}
+
+// randomModel builds a model of shape sh with random sizes in [2, maxSz]
+// and random θ of magnitude up to scale on every set and clique.
+func randomModel(t testing.TB, sh shape, r *rand.Rand, scale float64, s *Settings) *Model {
+	t.Helper()
+	sizes := make([]int, sh.n)
+	for i := range sizes {
+		sizes[i] = 2 + r.IntN(sh.maxSz-1)
+	}
+	tr, err := NewTree(sizes, sh.sets)
+	if err != nil {
+		t.Fatalf("NewTree(%v, %v): %v", sizes, sh.sets, err)
+	}
+	m := New(tr, s)
+	for _, set := range sh.sets {
+		g := make([]float64, int(cellsOf(sizes, set)))
+		for i := range g {
+			g[i] = r.NormFloat64()
+		}
+		m.AddTheta(set, scale*r.Float64(), g)
+	}
+	for c := range tr.Cliques() {
+		th := m.Theta(c)
+		for i := range th {
+			th[i] += scale / 10 * (2*r.Float64() - 1)
+		}
+	}
+	// single attributes
+	for a := range sizes {
+		g := make([]float64, sizes[a])
+		for i := range g {
+			g[i] = r.NormFloat64()
+		}
+		m.AddTheta([]int{a}, scale/5, g)
+	}
+	m.Calibrate()
+	return m
+}
+
+// brute is the model's distribution computed over the whole universe.
+type brute struct {
+	sizes []int
+	p     []float64 // D over the universe (mixed radix, last fastest)
+	logZ  float64
+}
+
+func bruteForce(m *Model) *brute {
+	t := m.t
+	sizes := t.sizes
+	k := 1
+	for _, s := range sizes {
+		k *= s
+	}
+	lp := make([]float64, k)
+	x := make([]int, len(sizes))
+	for i := range k {
+		rem := i
+		for a := len(sizes) - 1; a >= 0; a-- {
+			x[a] = rem % sizes[a]
+			rem /= sizes[a]
+		}
+		s := 0.0
+		for c, cl := range t.cliques {
+			idx := 0
+			for _, a := range cl {
+				idx = idx*sizes[a] + x[a]
+			}
+			s += m.theta[c][idx]
+		}
+		lp[i] = s
+	}
+	mx := slices.Max(lp)
+	z := 0.0
+	for _, v := range lp {
+		z += math.Exp(v - mx)
+	}
+	b := &brute{sizes: sizes, p: make([]float64, k), logZ: mx + math.Log(z)}
+	for i, v := range lp {
+		b.p[i] = math.Exp(v - b.logZ)
+	}
+	return b
+}
+
+func (b *brute) marginal(set []int) []float64 {
+	cells := 1
+	for _, a := range set {
+		cells *= b.sizes[a]
+	}
+	out := make([]float64, cells)
+	x := make([]int, len(b.sizes))
+	for i, v := range b.p {
+		rem := i
+		for a := len(b.sizes) - 1; a >= 0; a-- {
+			x[a] = rem % b.sizes[a]
+			rem /= b.sizes[a]
+		}
+		idx := 0
+		for _, a := range set {
+			idx = idx*b.sizes[a] + x[a]
+		}
+		out[idx] += v
+	}
+	return out
+}
+
+func maxAbsDiff(a, b []float64) float64 {
+	d := 0.0
+	for i := range a {
+		d = max(d, math.Abs(a[i]-b[i]))
+	}
+	return d
+}
+
+// randomSubset returns a random nonempty increasing subset of set.
+func randomSubset(r *rand.Rand, set []int) []int {
+	for {
+		var s []int
+		for _, a := range set {
+			if r.IntN(2) == 0 {
+				s = append(s, a)
+			}
+		}
+		if len(s) > 0 {
+			return s
+		}
+	}
+}
+
+const tol = 1e-10
+
+func TestMarginalsMatchBruteForce(t *testing.T) {
+	for _, sh := range shapes() {
+		for _, scale := range []float64{1, 50} {
+			for _, workers := range []int{1, 2} {
+				t.Run(fmt.Sprintf("%s/scale=%v/workers=%d", sh.name, scale, workers), func(t *testing.T) {
+					r := rand.New(rand.NewPCG(uint64(len(sh.name)), uint64(scale)))
+					m := randomModel(t, sh, r, scale, &Settings{Workers: workers})
+					defer m.Close()
+					b := bruteForce(m)
+					if d := math.Abs(m.LogZ() - b.logZ); d > tol*max(1, math.Abs(b.logZ)) {
+						t.Errorf("LogZ() = %v, want %v", m.LogZ(), b.logZ)
+					}
+					tr := m.Tree()
+					for c, cl := range tr.Cliques() {
+						if d := maxAbsDiff(m.Belief(c), b.marginal(cl)); d > tol {
+							t.Errorf("Belief(%d) on %v: max abs diff %g from brute force", c, cl, d)
+						}
+						sub := randomSubset(r, cl)
+						got := make([]float64, int(cellsOf(tr.Sizes(), sub)))
+						if err := m.Marginal(sub, got); err != nil {
+							t.Fatal(err)
+						}
+						if d := maxAbsDiff(got, b.marginal(sub)); d > tol {
+							t.Errorf("Marginal(%v) (in clique %v): max abs diff %g", sub, cl, d)
+						}
+					}
+					for a := range tr.Sizes() {
+						got := make([]float64, tr.Sizes()[a])
+						if err := m.Marginal([]int{a}, got); err != nil {
+							t.Fatal(err)
+						}
+						if d := maxAbsDiff(got, b.marginal([]int{a})); d > tol {
+							t.Errorf("Marginal([%d]): max abs diff %g", a, d)
+						}
+					}
+					// Cross-clique sets: every pair and a few triples that no clique covers.
+					n := len(tr.Sizes())
+					var sets [][]int
+					for a := range n {
+						for c := a + 1; c < n; c++ {
+							sets = append(sets, []int{a, c})
+						}
+					}
+					for range 5 {
+						s := randomSubset(r, []int{0, 1, 2, 3, 4, 5, 6, 7, 8}[:n])
+						sets = append(sets, s)
+					}
+					cross := 0
+					for _, set := range sets {
+						if tr.Covering(set) < 0 {
+							cross++
+						}
+						got := make([]float64, int(cellsOf(tr.Sizes(), set)))
+						if err := m.Marginal(set, got); err != nil {
+							t.Fatalf("Marginal(%v): %v", set, err)
+						}
+						if d := maxAbsDiff(got, b.marginal(set)); d > tol {
+							t.Errorf("Marginal(%v) (covering clique %d): max abs diff %g", set, tr.Covering(set), d)
+						}
+					}
+					if sh.name != "complete4" && sh.name != "complete4-triples" && cross == 0 {
+						t.Errorf("no cross-clique set tested")
+					}
+				})
+			}
+		}
+	}
+}
+
+func TestLargeThetaStable(t *testing.T) {
+	// |θ| up to 1e3 and beyond: beliefs stay finite and match brute force
+	// (computed with a per-universe shift).
+	for _, scale := range []float64{1e3, 1e5} {
+		sh := shapes()[5] // grid
+		r := rand.New(rand.NewPCG(7, uint64(scale)))
+		m := randomModel(t, sh, r, scale, &Settings{Workers: 2})
+		b := bruteForce(m)
+		if d := math.Abs(m.LogZ() - b.logZ); d > 1e-12*math.Abs(b.logZ) {
+			t.Errorf("scale %g: LogZ() = %v, want %v", scale, m.LogZ(), b.logZ)
+		}
+		for c, cl := range m.Tree().Cliques() {
+			bel := m.Belief(c)
+			for _, v := range bel {
+				if math.IsNaN(v) || v < 0 {
+					t.Fatalf("scale %g: Belief(%d) holds %v", scale, c, v)
+				}
+			}
+			if d := maxAbsDiff(bel, b.marginal(cl)); d > tol {
+				t.Errorf("scale %g: Belief(%d): max abs diff %g", scale, c, d)
+			}
+		}
+		m.Close()
+	}
+}
+
+func TestTreeProperties(t *testing.T) {
+	for _, sh := range shapes() {
+		r := rand.New(rand.NewPCG(3, 3))
+		sizes := make([]int, sh.n)
+		for i := range sizes {
+			sizes[i] = 2 + r.IntN(4)
+		}
+		tr, err := NewTree(sizes, sh.sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cl := tr.Cliques()
+		// Every set is covered, every attribute appears.
+		for _, s := range sh.sets {
+			if tr.Covering(s) < 0 {
+				t.Errorf("%s: set %v not covered by %v", sh.name, s, cl)
+			}
+		}
+		for a := range sizes {
+			if tr.Covering([]int{a}) < 0 {
+				t.Errorf("%s: attribute %d in no clique", sh.name, a)
+			}
+		}
+		// Preorder, maximal cliques, separators.
+		for c := range cl {
+			if !slices.IsSorted(cl[c]) {
+				t.Errorf("%s: clique %v not increasing", sh.name, cl[c])
+			}
+			p := tr.Parent(c)
+			if (c == 0) != (p < 0) || p >= c {
+				t.Errorf("%s: Parent(%d) = %d", sh.name, c, p)
+			}
+			if p >= 0 && !slices.Equal(tr.Separator(c), intersect(cl[c], cl[p])) {
+				t.Errorf("%s: Separator(%d) = %v", sh.name, c, tr.Separator(c))
+			}
+			for d := range cl {
+				if c != d && subset(cl[c], cl[d]) {
+					t.Errorf("%s: clique %v inside clique %v", sh.name, cl[c], cl[d])
+				}
+			}
+		}
+		// Running intersection: the cliques holding each attribute are connected.
+		for a := range sizes {
+			roots := 0
+			for c := range cl {
+				if slices.Contains(cl[c], a) && (tr.Parent(c) < 0 || !slices.Contains(cl[tr.Parent(c)], a)) {
+					roots++
+				}
+			}
+			if roots != 1 {
+				t.Errorf("%s: attribute %d spans %d disconnected parts of the tree %v", sh.name, a, roots, cl)
+			}
+		}
+		// Determinism.
+		tr2, _ := NewTree(sizes, sh.sets)
+		if !slices.EqualFunc(tr.Cliques(), tr2.Cliques(), slices.Equal) || !slices.Equal(tr.parent, tr2.parent) {
+			t.Errorf("%s: NewTree not deterministic: %v vs %v", sh.name, tr.Cliques(), tr2.Cliques())
+		}
+	}
+}
+
+func TestNewTreeCases(t *testing.T) {
+	tests := []struct {
+		sizes   []int
+		sets    [][]int
+		cliques [][]int
+	}{
+		{[]int{2, 3, 4}, nil, [][]int{{2}, {0}, {1}}},
+		{[]int{2, 3, 4}, [][]int{{0, 1}, {1, 2}}, [][]int{{1, 2}, {0, 1}}},
+		// the 4-cycle gets one chord
+		{[]int{2, 2, 2, 2}, [][]int{{0, 1}, {1, 2}, {2, 3}, {0, 3}}, [][]int{{0, 1, 3}, {1, 2, 3}}},
+	}
+	for _, tc := range tests {
+		tr, err := NewTree(tc.sizes, tc.sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tr.Cliques(); !slices.EqualFunc(got, tc.cliques, slices.Equal) {
+			t.Errorf("NewTree(%v, %v).Cliques() = %v, want %v", tc.sizes, tc.sets, got, tc.cliques)
+		}
+	}
+}
+
+func TestNewTreeErrors(t *testing.T) {
+	var tl *TooLargeError
+	if _, err := NewTree([]int{1 << 30, 1 << 30}, [][]int{{0, 1}}); !errors.As(err, &tl) {
+		t.Errorf("NewTree of a 2^60-cell clique: err = %v, want *TooLargeError", err)
+	} else if tl.Cells != 1<<60 || tl.Cap != 1<<53 {
+		t.Errorf("TooLargeError = %+v", tl)
+	}
+	for _, tc := range []struct {
+		sizes []int
+		sets  [][]int
+	}{
+		{[]int{2, 0}, nil},
+		{[]int{2, 2}, [][]int{{1, 0}}},
+		{[]int{2, 2}, [][]int{{0, 2}}},
+		{[]int{2, 2}, [][]int{{0, 0}}},
+	} {
+		if _, err := NewTree(tc.sizes, tc.sets); err == nil {
+			t.Errorf("NewTree(%v, %v): no error", tc.sizes, tc.sets)
+		}
+	}
+}
+
+func TestMarginalTooLarge(t *testing.T) {
+	// A chain 0-1-2-3 of size-10 attributes: the marginal on {0, 3}
+	// eliminates 1 or 2 with a 1,000-cell table.
+	tr, err := NewTree([]int{10, 10, 10, 10}, [][]int{{0, 1}, {1, 2}, {2, 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(tr, &Settings{MaxElimCells: 999})
+	out := make([]float64, 100)
+	var tl *TooLargeError
+	if err := m.Marginal([]int{0, 3}, out); !errors.As(err, &tl) || tl.Cells != 1000 || tl.Cap != 999 {
+		t.Fatalf("Marginal([0 3]) = %v, want *TooLargeError of 1000 cells over 999", err)
+	}
+	m2 := New(tr, &Settings{MaxElimCells: 1000})
+	if err := m2.Marginal([]int{0, 3}, out); err != nil {
+		t.Fatalf("Marginal([0 3]) with cap 1000: %v", err)
+	}
+	for i, v := range out {
+		if math.Abs(v-0.01) > 1e-15 {
+			t.Fatalf("uniform Marginal([0 3])[%d] = %v, want 0.01", i, v)
+		}
+	}
+}
+
+func TestCopyFromAndAllocs(t *testing.T) {
+	sh := shapes()[5]
+	r := rand.New(rand.NewPCG(1, 2))
+	m := randomModel(t, sh, r, 3, &Settings{Workers: 2})
+	o := New(m.Tree(), &Settings{Workers: 2})
+	o.CopyFrom(m)
+	if o.LogZ() != m.LogZ() || maxAbsDiff(o.Belief(0), m.Belief(0)) != 0 {
+		t.Errorf("CopyFrom: LogZ %v vs %v", o.LogZ(), m.LogZ())
+	}
+	sizes := m.Tree().Sizes()
+	g := make([]float64, sizes[0]*sizes[1])
+	out := make([]float64, sizes[0])
+	allocs := testing.AllocsPerRun(20, func() {
+		o.CopyFrom(m)
+		o.AddTheta([]int{0, 1}, 0.5, g)
+		o.Calibrate()
+		_ = o.Marginal([]int{0}, out)
+	})
+	if allocs != 0 {
+		t.Errorf("CopyFrom+AddTheta+Calibrate+Marginal allocate %v times, want 0", allocs)
+	}
+}
+
+func TestParallelMatchesSerialAndBruteForce(t *testing.T) {
+	// Cliques above par.MinParallel cells take the parallel paths.
+	sizes := []int{30, 30, 30, 4}
+	sets := [][]int{{0, 1, 2}, {1, 2, 3}}
+	tr, err := NewTree(sizes, sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(5, 5))
+	gs := make([][]float64, len(sets))
+	for i, s := range sets {
+		gs[i] = make([]float64, int(cellsOf(sizes, s)))
+		for j := range gs[i] {
+			gs[i][j] = 3 * r.NormFloat64()
+		}
+	}
+	var ms []*Model
+	for _, w := range []int{1, 2} {
+		m := New(tr, &Settings{Workers: w})
+		defer m.Close()
+		for i, s := range sets {
+			m.AddTheta(s, 1, gs[i])
+		}
+		m.Calibrate()
+		ms = append(ms, m)
+	}
+	b := bruteForce(ms[0])
+	for _, set := range [][]int{{0, 1, 2}, {0, 1}, {1, 2}, {0}, {2}, {3}, {1, 2, 3}, {0, 3}, {0, 2, 3}} {
+		var outs [][]float64
+		for _, m := range ms {
+			out := make([]float64, int(cellsOf(sizes, set)))
+			if err := m.Marginal(set, out); err != nil {
+				t.Fatal(err)
+			}
+			outs = append(outs, out)
+		}
+		if d := maxAbsDiff(outs[0], b.marginal(set)); d > tol {
+			t.Errorf("workers 1: Marginal(%v): max abs diff %g from brute force", set, d)
+		}
+		if d := maxAbsDiff(outs[1], b.marginal(set)); d > tol {
+			t.Errorf("workers 2: Marginal(%v): max abs diff %g from brute force", set, d)
+		}
+	}
+	if d := math.Abs(ms[0].LogZ() - ms[1].LogZ()); d > 1e-12 {
+		t.Errorf("LogZ differs between 1 and 2 workers by %g", d)
+	}
+}

@@ -1,0 +1,159 @@
+package model
+
+// proj maps the cells of a table over an attribute set (mixed radix, last
+// attribute fastest) onto the cells of a table over a subset. Runs of
+// adjacent attributes that are all summed out, or all kept, are merged into
+// one dimension, so the innermost loop runs over as many cells as possible
+// and the odometer carries only at the end of each run. The innermost
+// dimension's stride in the target is 0 (summed out) or 1.
+type proj struct {
+	dims   []int // merged dimension sizes, outermost first (at least one)
+	stride []int // each dimension's stride in the target table (0: not in it)
+	cells  int   // cells of the source table
+	tcells int   // cells of the target table
+}
+
+// build sets p to map a table over from onto a table over to (to ⊆ from,
+// both increasing) for attribute sizes; dims and stride are the backing
+// arrays (capacity at least len(from)+1) so that build allocates nothing.
+func (p *proj) build(sizes, from, to []int, dims, stride []int) {
+	dims, stride = dims[:0], stride[:0]
+	p.cells, p.tcells = 1, 1
+	for _, a := range to {
+		p.tcells *= sizes[a]
+	}
+	k := 0 // position in to
+	for _, a := range from {
+		sz := sizes[a]
+		p.cells *= sz
+		in := k < len(to) && to[k] == a
+		st := 0
+		if in {
+			st = 1
+			for _, b := range to[k+1:] {
+				st *= sizes[b]
+			}
+			k++
+		}
+		if sz == 1 {
+			continue
+		}
+		if n := len(dims); n > 0 && ((st == 0 && stride[n-1] == 0) || (st != 0 && stride[n-1] == st*sz)) {
+			dims[n-1] *= sz
+			stride[n-1] = st
+			continue
+		}
+		dims = append(dims, sz)
+		stride = append(stride, st)
+	}
+	if k != len(to) {
+		panic("model: projection onto a set that is not a subset")
+	}
+	if len(dims) == 0 {
+		dims = append(dims, 1)
+		stride = append(stride, 0)
+	}
+	if s := stride[len(stride)-1]; s > 1 {
+		panic("model: projection with an inner stride above 1")
+	}
+	p.dims, p.stride = dims, stride
+}
+
+// start writes the odometer digits of source cell lo into dig and returns
+// its target cell.
+func (p *proj) start(lo int, dig []int) int {
+	j := 0
+	for d := len(p.dims) - 1; d >= 0; d-- {
+		dig[d] = lo % p.dims[d]
+		lo /= p.dims[d]
+		j += dig[d] * p.stride[d]
+	}
+	return j
+}
+
+// next advances the odometer by run cells of the innermost dimension (the
+// rest of it) and returns the new target cell.
+func (p *proj) next(dig []int, j, run int) int {
+	last := len(p.dims) - 1
+	j += run * p.stride[last]
+	dig[last] += run
+	for d := last; d > 0 && dig[d] == p.dims[d]; d-- {
+		j -= p.dims[d] * p.stride[d]
+		dig[d] = 0
+		dig[d-1]++
+		j += p.stride[d-1]
+	}
+	return j
+}
+
+// sumTo adds src[i] into dst[j(i)] for source cells i in [lo, hi).
+func (p *proj) sumTo(dst, src []float64, lo, hi int, dig []int) {
+	last := len(p.dims) - 1
+	in, ist := p.dims[last], p.stride[last]
+	j := p.start(lo, dig)
+	for i := lo; i < hi; {
+		run := min(in-dig[last], hi-i)
+		s := src[i : i+run]
+		if ist == 0 {
+			var a0, a1 float64
+			k := 0
+			for ; k+1 < len(s); k += 2 {
+				a0 += s[k]
+				a1 += s[k+1]
+			}
+			if k < len(s) {
+				a0 += s[k]
+			}
+			dst[j] += a0 + a1
+		} else {
+			d := dst[j : j+run]
+			for k, v := range s {
+				d[k] += v
+			}
+		}
+		i += run
+		j = p.next(dig, j, run)
+	}
+}
+
+// addFrom adds a·src[j(i)] to dst[i] for source cells i in [lo, hi).
+func (p *proj) addFrom(dst []float64, a float64, src []float64, lo, hi int, dig []int) {
+	last := len(p.dims) - 1
+	in, ist := p.dims[last], p.stride[last]
+	j := p.start(lo, dig)
+	for i := lo; i < hi; {
+		run := min(in-dig[last], hi-i)
+		d := dst[i : i+run]
+		if ist == 0 {
+			v := a * src[j]
+			for k := range d {
+				d[k] += v
+			}
+		} else {
+			s := src[j : j+run]
+			for k := range d {
+				d[k] += a * s[k]
+			}
+		}
+		i += run
+		j = p.next(dig, j, run)
+	}
+}
+
+// each calls f(i, j, run) for each run of source cells i..i+run-1 in
+// [lo, hi) whose target cells are j, j+st, … (st the inner stride, 0 or 1).
+// It is for the rare paths (exact log-sum-exp, elimination).
+func (p *proj) each(lo, hi int, dig []int, f func(i, j, run int)) {
+	last := len(p.dims) - 1
+	in := p.dims[last]
+	j := p.start(lo, dig)
+	for i := lo; i < hi; {
+		run := min(in-dig[last], hi-i)
+		f(i, j, run)
+		i += run
+		j = p.next(dig, j, run)
+	}
+}
+
+// inner is the target stride of the innermost dimension (0 or 1).
+func (p *proj) inner() int { return p.stride[len(p.stride)-1] }

@@ -1,0 +1,374 @@
+package model
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/bits"
+)
+
+// Rand is the randomness Sample draws from; privacy.Rand and
+// *math/rand/v2.Rand satisfy it.
+type Rand interface {
+	Uint64() uint64
+	Float64() float64
+}
+
+// SampleMethod chooses how Sample turns the model into rows.
+type SampleMethod int
+
+const (
+	// Systematic (the default) is controlled rounding along the tree: the
+	// root clique's cell counts are ⌊n·b⌋ or ⌈n·b⌉, and every group of
+	// identical partial rows is split over the next clique's conditional
+	// the same way; unbiased (every count's expectation is n times its
+	// probability).
+	Systematic SampleMethod = iota
+	// IID draws n independent rows from D.
+	IID
+)
+
+func (s SampleMethod) String() string {
+	switch s {
+	case Systematic:
+		return "systematic"
+	case IID:
+		return "iid"
+	}
+	return fmt.Sprintf("SampleMethod(%d)", int(s))
+}
+
+// DefaultBatch is the batch size of Sample when batch ≤ 0.
+const DefaultBatch = 4096
+
+// shuffleWindow is the number of rows Systematic sampling shuffles
+// together before emitting them (its rows come out grouped).
+const shuffleWindow = 1 << 16
+
+// maxSampleRows is the most rows Sample draws in one call: counts are
+// split in float64 arithmetic, exact below 2^53.
+const maxSampleRows = 1 << 53
+
+// level is one clique of the sampling order: its new attributes' cumulative
+// conditional distribution given its separator.
+type level struct {
+	sepAttrs, sepStrides []int // separator attributes and their strides in the separator index
+	newAttrs, newSizes   []int // attributes the clique adds, increasing
+	nNew                 int   // cells of the new attributes
+	cum                  []float64
+}
+
+// sampler holds the state of one Sample call.
+type sampler struct {
+	ctx    context.Context
+	r      Rand
+	levels []level
+	na     int     // attributes
+	cur    []int32 // the partial row
+	batch  int
+	emit   func([]int32) error
+
+	win    []int32 // window of rows (Systematic) or the batch (IID)
+	rows   int     // rows in win
+	leaves int
+}
+
+// Sample draws n rows from D along the junction tree, root clique first,
+// then each clique's new attributes given its separator, and hands them to
+// emit in batches of at most batch rows (batch ≤ 0: DefaultBatch). rows is
+// row-major, len(rows) = k·len(Sizes()) for k ≤ batch rows, one code per
+// attribute; emit must not keep it after returning. Memory does not grow
+// with n: beside one table as large as the model's cliques, Systematic
+// keeps a window of 65,536 rows, shuffled before they are emitted, and IID
+// one batch.
+//
+// Systematic splits each group of c identical partial rows over the next
+// clique's conditional p(·|separator) by systematic rounding with a fresh
+// uniform offset u: the first j outcomes get ⌈c·F_j − u⌉ rows in all (F
+// the cumulative conditional), so each outcome gets ⌊c·p_j⌋ or ⌈c·p_j⌉
+// rows and its expectation is c·p_j. The root clique's counts are thus
+// within 1 of n·belief; for a later clique with separator value s,
+// reached by G(s) distinct partial rows (groups) holding N(s) rows in all,
+// each cell's count is within G(s) of N(s)·p(x|s) (strictly).
+//
+// It returns emit's error, ctx.Err() when ctx is cancelled (checked at
+// every batch), or an error for n < 0 or n > 2^53. It panics if the model
+// is not calibrated.
+func (m *Model) Sample(ctx context.Context, n int64, method SampleMethod, r Rand, batch int, emit func(rows []int32) error) error {
+	m.mustCalibrated()
+	if n < 0 || n > maxSampleRows {
+		return fmt.Errorf("model: cannot sample %d rows (want 0 to 2^53)", n)
+	}
+	if method != Systematic && method != IID {
+		return fmt.Errorf("model: unknown sample method %v", method)
+	}
+	if batch <= 0 {
+		batch = DefaultBatch
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if n == 0 {
+		return nil
+	}
+	s := &sampler{ctx: ctx, r: r, na: len(m.t.sizes), batch: batch, emit: emit}
+	s.cur = make([]int32, s.na)
+	s.levels = m.levels()
+	if method == IID {
+		return s.iid(n)
+	}
+	s.win = make([]int32, min(int64(shuffleWindow), n)*int64(s.na))
+	if err := s.sys(0, n); err != nil {
+		return err
+	}
+	return s.flush()
+}
+
+// levels builds the cumulative conditionals of every clique from the
+// beliefs.
+func (m *Model) levels() []level {
+	t := m.t
+	ls := make([]level, len(t.cliques))
+	dig := make([]int, len(t.sizes))
+	for c, cl := range t.cliques {
+		l := &ls[c]
+		// strides of sep and new attributes in their own indices
+		var sepStride, newStride []int // per clique position; -1 if not in it
+		sepStride = make([]int, len(cl))
+		newStride = make([]int, len(cl))
+		sp, np := 1, 1
+		for q := len(cl) - 1; q >= 0; q-- {
+			a := cl[q]
+			if containsSorted(t.sep[c], a) {
+				sepStride[q], newStride[q] = sp, 0
+				sp *= t.sizes[a]
+			} else {
+				sepStride[q], newStride[q] = 0, np
+				np *= t.sizes[a]
+			}
+		}
+		for q, a := range cl {
+			if sepStride[q] > 0 {
+				l.sepAttrs = append(l.sepAttrs, a)
+				l.sepStrides = append(l.sepStrides, sepStride[q])
+			} else {
+				l.newAttrs = append(l.newAttrs, a)
+				l.newSizes = append(l.newSizes, t.sizes[a])
+			}
+		}
+		l.nNew = np
+		l.cum = make([]float64, t.cells[c])
+		clear(dig[:len(cl)])
+		for _, v := range m.belief[c] {
+			si, ni := 0, 0
+			for q := range cl {
+				si += dig[q] * sepStride[q]
+				ni += dig[q] * newStride[q]
+			}
+			l.cum[si*np+ni] = max(v, 0)
+			for q := len(cl) - 1; q >= 0; q-- {
+				dig[q]++
+				if dig[q] < t.sizes[cl[q]] {
+					break
+				}
+				dig[q] = 0
+			}
+		}
+		for s0 := 0; s0 < len(l.cum); s0 += np {
+			row := l.cum[s0 : s0+np]
+			acc := 0.0
+			for j, v := range row {
+				acc += v
+				row[j] = acc
+			}
+			if !(acc > 0) || math.IsInf(acc, 0) { // unreachable separator value: uniform
+				for j := range row {
+					row[j] = float64(j+1) / float64(np)
+				}
+			} else {
+				for j := range row {
+					row[j] /= acc
+				}
+			}
+			row[np-1] = 1
+		}
+	}
+	return ls
+}
+
+func containsSorted(s []int, a int) bool {
+	for _, x := range s {
+		if x == a {
+			return true
+		}
+	}
+	return false
+}
+
+// sepIndex is the separator cell of the partial row at level l.
+func (s *sampler) sepIndex(l *level) int {
+	i := 0
+	for q, a := range l.sepAttrs {
+		i += int(s.cur[a]) * l.sepStrides[q]
+	}
+	return i
+}
+
+// setNew writes new-attribute cell j of level l into the partial row.
+func (s *sampler) setNew(l *level, j int) {
+	for q := len(l.newAttrs) - 1; q >= 0; q-- {
+		sz := l.newSizes[q]
+		s.cur[l.newAttrs[q]] = int32(j % sz)
+		j /= sz
+	}
+}
+
+// firstAbove returns the first index j ≥ lo with row[j] > x (len(row)-1
+// if none).
+func firstAbove(row []float64, lo int, x float64) int {
+	hi := len(row) - 1
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if row[mid] > x {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
+}
+
+// sys splits c identical partial rows over level k and below (depth first).
+func (s *sampler) sys(k int, c int64) error {
+	if k == len(s.levels) {
+		return s.leaf(c)
+	}
+	l := &s.levels[k]
+	si := s.sepIndex(l)
+	row := l.cum[si*l.nNew : (si+1)*l.nNew]
+	u := s.r.Float64()
+	cf := float64(c)
+	// A(j) = number of the c rows whose outcome is ≤ j.
+	A := func(j int) int64 {
+		a := int64(math.Ceil(row[j]*cf - u))
+		return min(max(a, 0), c)
+	}
+	var m int64
+	j := 0
+	for m < c {
+		j2 := firstAbove(row, j, (float64(m)+u)/cf)
+		for j2 < len(row)-1 && A(j2) <= m {
+			j2++
+		}
+		for j2 > j && A(j2-1) > m {
+			j2--
+		}
+		a := A(j2)
+		if j2 == len(row)-1 {
+			a = c
+		}
+		s.setNew(l, j2)
+		if err := s.sys(k+1, a-m); err != nil {
+			return err
+		}
+		m, j = a, j2+1
+	}
+	return nil
+}
+
+// leaf appends c copies of the complete row to the window.
+func (s *sampler) leaf(c int64) error {
+	s.leaves++
+	if s.leaves&4095 == 0 {
+		if err := s.ctx.Err(); err != nil {
+			return err
+		}
+	}
+	capRows := len(s.win) / s.na
+	for c > 0 {
+		k := min(c, int64(capRows-s.rows))
+		for range k {
+			copy(s.win[s.rows*s.na:], s.cur)
+			s.rows++
+		}
+		c -= k
+		if s.rows == capRows {
+			if err := s.flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// flush shuffles the window and emits it in batches.
+func (s *sampler) flush() error {
+	na := s.na
+	w := s.win
+	for i := s.rows - 1; i > 0; i-- {
+		j := int(boundedUint(s.r, uint64(i+1)))
+		if i != j {
+			a, b := w[i*na:(i+1)*na], w[j*na:(j+1)*na]
+			for q := range a {
+				a[q], b[q] = b[q], a[q]
+			}
+		}
+	}
+	for off := 0; off < s.rows; off += s.batch {
+		if err := s.ctx.Err(); err != nil {
+			return err
+		}
+		end := min(off+s.batch, s.rows)
+		if err := s.emit(w[off*na : end*na]); err != nil {
+			return err
+		}
+	}
+	s.rows = 0
+	return nil
+}
+
+// iid draws n independent rows.
+func (s *sampler) iid(n int64) error {
+	na := s.na
+	buf := make([]int32, min(int64(s.batch), n)*int64(na))
+	capRows := len(buf) / na
+	rows := 0
+	for range n {
+		for k := range s.levels {
+			l := &s.levels[k]
+			si := s.sepIndex(l)
+			row := l.cum[si*l.nNew : (si+1)*l.nNew]
+			s.setNew(l, firstAbove(row, 0, s.r.Float64()))
+		}
+		copy(buf[rows*na:], s.cur)
+		rows++
+		if rows == capRows {
+			if err := s.ctx.Err(); err != nil {
+				return err
+			}
+			if err := s.emit(buf); err != nil {
+				return err
+			}
+			rows = 0
+		}
+	}
+	if rows > 0 {
+		if err := s.ctx.Err(); err != nil {
+			return err
+		}
+		return s.emit(buf[:rows*na])
+	}
+	return nil
+}
+
+// boundedUint returns a uniform integer in [0, n) (Lemire's method).
+func boundedUint(r Rand, n uint64) uint64 {
+	hi, lo := bits.Mul64(r.Uint64(), n)
+	if lo < n {
+		thresh := -n % n
+		for lo < thresh {
+			hi, lo = bits.Mul64(r.Uint64(), n)
+		}
+	}
+	return hi
+}

@@ -1,0 +1,269 @@
+package model
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// sampleModel is a small model for the sampling tests: 4 attributes of
+// sizes 2–4 (128 universe cells with this seed) on sets {0,1}, {1,2,3},
+// {0,3}, θ of scale 1 so that every cell has probability above 1e-3.
+func sampleModel(t testing.TB) *Model {
+	t.Helper()
+	sh := shape{"sample", 4, [][]int{{0, 1}, {1, 2, 3}, {0, 3}}, 4}
+	r := rand.New(rand.NewPCG(11, 12))
+	return randomModel(t, sh, r, 1, &Settings{Workers: 2})
+}
+
+// collect samples n rows and returns them (row-major) with the batch sizes.
+func collect(t testing.TB, m *Model, n int64, method SampleMethod, seed uint64, batch int) ([]int32, []int) {
+	t.Helper()
+	var rows []int32
+	var batches []int
+	na := len(m.Tree().Sizes())
+	err := m.Sample(context.Background(), n, method, rand.New(rand.NewPCG(seed, seed+1)), batch, func(b []int32) error {
+		if len(b)%na != 0 {
+			t.Fatalf("emit got %d codes, not a multiple of %d attributes", len(b), na)
+		}
+		batches = append(batches, len(b)/na)
+		rows = append(rows, b...)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("Sample: %v", err)
+	}
+	return rows, batches
+}
+
+// counts tallies rows on set (in set's mixed radix).
+func counts(sizes []int, rows []int32, set []int) []float64 {
+	cells := int(cellsOf(sizes, set))
+	out := make([]float64, cells)
+	na := len(sizes)
+	for i := 0; i < len(rows); i += na {
+		idx := 0
+		for _, a := range set {
+			idx = idx*sizes[a] + int(rows[i+a])
+		}
+		out[idx]++
+	}
+	return out
+}
+
+// TestSampleChiSquare: n = 200,000 rows of a 128-cell model; Pearson's χ²
+// over all universe cells against the 1 − 1e-6 quantile of χ²(127), so an
+// IID sampler fails with probability 1e-6 (the fixed seed makes the run
+// deterministic). Systematic rows are not independent but their counts are
+// closer to n·D than multinomial ones, so the same bound holds.
+func TestSampleChiSquare(t *testing.T) {
+	m := sampleModel(t)
+	defer m.Close()
+	b := bruteForce(m)
+	sizes := m.Tree().Sizes()
+	all := []int{0, 1, 2, 3}
+	const n = 200000
+	df := float64(len(b.p) - 1)
+	limit := distuv.ChiSquared{K: df}.Quantile(1 - 1e-6)
+	for _, method := range []SampleMethod{IID, Systematic} {
+		rows, _ := collect(t, m, n, method, 1, 0)
+		got := counts(sizes, rows, all)
+		chi := 0.0
+		for i, p := range b.p {
+			e := n * p
+			chi += (got[i] - e) * (got[i] - e) / e
+		}
+		if chi > limit {
+			t.Errorf("%v: χ² = %.1f over %d cells, above the 1e-6 limit %.1f", method, chi, len(b.p), limit)
+		}
+		t.Logf("%v: χ² = %.2f (df %v, limit %.1f)", method, chi, df, limit)
+	}
+}
+
+// TestSystematicBounds checks the rounding bound of Systematic sampling
+// (see Sample): root-clique counts within 1 of n·belief; for a later
+// clique, each count within G(s) of N(s)·p(x|s), G(s) the number of
+// distinct partial rows (attributes of earlier cliques) with separator
+// value s and N(s) the rows with s.
+func TestSystematicBounds(t *testing.T) {
+	m := sampleModel(t)
+	defer m.Close()
+	tr := m.Tree()
+	sizes := tr.Sizes()
+	na := len(sizes)
+	for _, n := range []int64{1, 7, 1000, 123457} {
+		for seed := range uint64(3) {
+			rows, _ := collect(t, m, n, Systematic, seed, 0)
+			if int64(len(rows)/na) != n {
+				t.Fatalf("n %d: got %d rows", n, len(rows)/na)
+			}
+			cl := tr.Cliques()
+			got := counts(sizes, rows, cl[0])
+			for i, bel := range m.Belief(0) {
+				if d := math.Abs(got[i] - float64(n)*bel); d >= 1+1e-9 {
+					t.Errorf("n %d seed %d: root clique %v cell %d: %v rows, want within 1 of %v", n, seed, cl[0], i, got[i], float64(n)*bel)
+				}
+			}
+			var earlier []int
+			for c := 1; c < len(cl); c++ {
+				earlier = union(earlier, cl[c-1])
+				sep := tr.Separator(c)
+				newA := []int{}
+				for _, a := range cl[c] {
+					if !containsSorted(sep, a) {
+						newA = append(newA, a)
+					}
+				}
+				// N(s), G(s), count(s, x)
+				sepCells := int(cellsOf(sizes, sep))
+				N := counts(sizes, rows, sep)
+				groups := make([]map[string]bool, sepCells)
+				for i := range groups {
+					groups[i] = map[string]bool{}
+				}
+				for i := 0; i < len(rows); i += na {
+					s := 0
+					for _, a := range sep {
+						s = s*sizes[a] + int(rows[i+a])
+					}
+					var key strings.Builder
+					for _, a := range earlier {
+						fmt.Fprintf(&key, "%d,", rows[i+a])
+					}
+					groups[s][key.String()] = true
+				}
+				joint := counts(sizes, rows, union(sep, newA))
+				// the model's conditional p(x|s) from the clique's belief
+				bel := make([]float64, len(joint))
+				if err := m.Marginal(union(sep, newA), bel); err != nil {
+					t.Fatal(err)
+				}
+				psep := make([]float64, sepCells)
+				if err := m.Marginal(sep, psep); err != nil {
+					t.Fatal(err)
+				}
+				jointSet := union(sep, newA)
+				x := make([]int, na)
+				for idx := range joint {
+					rem := idx
+					for q := len(jointSet) - 1; q >= 0; q-- {
+						x[jointSet[q]] = rem % sizes[jointSet[q]]
+						rem /= sizes[jointSet[q]]
+					}
+					s := 0
+					for _, a := range sep {
+						s = s*sizes[a] + x[a]
+					}
+					want := N[s] * bel[idx] / psep[s]
+					if g := float64(len(groups[s])); math.Abs(joint[idx]-want) >= g+1e-9 {
+						t.Errorf("n %d seed %d: clique %v cell %d: %v rows, want within G(s) = %v of %v", n, seed, cl[c], idx, joint[idx], g, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestSampleSingleCliqueWithinOneRow(t *testing.T) {
+	// One clique: every cell count within one row of n·D.
+	tr, _ := NewTree([]int{3, 4, 5}, [][]int{{0, 1, 2}})
+	m := New(tr, nil)
+	defer m.Close()
+	r := rand.New(rand.NewPCG(1, 1))
+	th := m.Theta(0)
+	for i := range th {
+		th[i] = 3 * r.NormFloat64()
+	}
+	m.Calibrate()
+	const n = 999
+	rows, _ := collect(t, m, n, Systematic, 4, 0)
+	got := counts(tr.Sizes(), rows, []int{0, 1, 2})
+	for i, p := range m.Belief(0) {
+		if d := math.Abs(got[i] - n*p); d >= 1 {
+			t.Errorf("cell %d: %v rows, want within 1 of %v", i, got[i], n*p)
+		}
+	}
+}
+
+func TestSampleStreaming(t *testing.T) {
+	m := sampleModel(t)
+	defer m.Close()
+	na := len(m.Tree().Sizes())
+	for _, method := range []SampleMethod{IID, Systematic} {
+		for _, tc := range []struct {
+			n     int64
+			batch int
+		}{{0, 10}, {1, 10}, {100003, 1000}, {shuffleWindow*2 + 5, 7000}, {5000, 0}} {
+			rows, batches := collect(t, m, tc.n, method, 9, tc.batch)
+			want := tc.batch
+			if want <= 0 {
+				want = DefaultBatch
+			}
+			for _, b := range batches {
+				if b > want || b == 0 {
+					t.Errorf("%v n %d batch %d: emit got %d rows", method, tc.n, tc.batch, b)
+				}
+			}
+			if int64(len(rows)/na) != tc.n {
+				t.Errorf("%v n %d batch %d: %d rows in all", method, tc.n, tc.batch, len(rows)/na)
+			}
+			for i, v := range rows {
+				if v < 0 || int(v) >= m.Tree().Sizes()[i%na] {
+					t.Fatalf("%v: code %d of attribute %d out of range", method, v, i%na)
+				}
+			}
+		}
+	}
+}
+
+func TestSampleCancelAndErrors(t *testing.T) {
+	m := sampleModel(t)
+	defer m.Close()
+	for _, method := range []SampleMethod{IID, Systematic} {
+		ctx, cancel := context.WithCancel(context.Background())
+		calls := 0
+		err := m.Sample(ctx, 1_000_000, method, rand.New(rand.NewPCG(1, 1)), 100, func([]int32) error {
+			calls++
+			cancel()
+			return nil
+		})
+		if !errors.Is(err, context.Canceled) || calls != 1 {
+			t.Errorf("%v: Sample after cancel = %v after %d emits, want context.Canceled after 1", method, err, calls)
+		}
+		boom := errors.New("boom")
+		err = m.Sample(context.Background(), 1000, method, rand.New(rand.NewPCG(1, 1)), 100, func([]int32) error { return boom })
+		if !errors.Is(err, boom) {
+			t.Errorf("%v: Sample = %v, want emit's error", method, err)
+		}
+	}
+	if err := m.Sample(context.Background(), -1, IID, rand.New(rand.NewPCG(1, 1)), 1, func([]int32) error { return nil }); err == nil {
+		t.Errorf("Sample(n = -1): no error")
+	}
+}
+
+func TestSampleMemoryBounded(t *testing.T) {
+	// The bytes Sample allocates do not grow with n (10^5 vs 2·10^6 rows;
+	// both fill the shuffle window).
+	m := sampleModel(t)
+	defer m.Close()
+	alloc := func(method SampleMethod, n int64) uint64 {
+		var a, b runtime.MemStats
+		runtime.ReadMemStats(&a)
+		_ = m.Sample(context.Background(), n, method, rand.New(rand.NewPCG(1, 1)), 512, func([]int32) error { return nil })
+		runtime.ReadMemStats(&b)
+		return b.TotalAlloc - a.TotalAlloc
+	}
+	for _, method := range []SampleMethod{IID, Systematic} {
+		small, big := alloc(method, 1e5), alloc(method, 2e6)
+		if big > small+64<<10 {
+			t.Errorf("%v: Sample allocates %d bytes for 2·10^6 rows, %d for 10^5", method, big, small)
+		}
+	}
+}
