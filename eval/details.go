@@ -88,8 +88,8 @@ type DrillCell struct {
 // report; DrillCells the most cells shown per marginal (the worst by
 // absolute error when a marginal has more, in cell order otherwise).
 const (
-	DrillMarginals = 5
-	DrillCells     = 40
+	DrillMarginals = 6
+	DrillCells     = 15
 )
 
 func oneWays(w *query.Workload, in []AttributeDist) ([]OneWay, error) {

@@ -207,7 +207,7 @@ func TestReportHTML(t *testing.T) {
 		t.Errorf("HTML has %d <svg> plots, want 7 (error distribution, answers, worst marginals, trace, 3 one-way)", n)
 	}
 	for _, want := range []string{"Internal: computed on the private data, not differentially private", "Worst marginals", "a × b", "Population error estimate",
-		"ε = 1, δ = 1e-09, ρ = 0.0105", "replace one record (n public)", "solver: alpha", "Legend", "<dt>TV</dt>", "<dt>L1</dt>", "<dt>D</dt>", "<dt>max</dt>",
+		"ε = 1, δ = 1e-09, ρ = 0.0105", "replace one record (n public)", "alpha = 0.05", "Legend", "<dt>TV</dt>", "<dt>L1</dt>", "<dt>D</dt>", "<dt>max</dt>",
 		"Drill-down", "<td class=\"l\">a=1,b=2</td>", "Baseline for comparison", "baseline L1", "One-way distributions", "&lt;null&gt;"} {
 		if !bytes.Contains(html, []byte(want)) {
 			t.Errorf("HTML lacks %q", want)

@@ -114,6 +114,10 @@ th{background:#eef0f4;font-weight:bold}
 td.l,th.l{text-align:left}
 tr:nth-child(even) td{background:#fafafc}
 footer{color:#777;font-size:12px;margin-top:30px}
+.plots.three{grid-template-columns:1fr 1fr 1fr}
+.drills{display:grid;grid-template-columns:1fr 1fr;gap:6px 18px}
+table.compact{font-size:12.5px}table.compact td,table.compact th{padding:3px 6px}
+.key{display:inline-block;width:11px;height:11px;vertical-align:-1px}.key.kt{background:#2b6cb0}.key.ks{background:#e07b28}
 `
 
 var internalTmpl = template.Must(template.New("report").Funcs(funcs).Parse(`<!DOCTYPE html>
@@ -164,7 +168,7 @@ var internalTmpl = template.Must(template.New("report").Funcs(funcs).Parse(`<!DO
 {{if .R.Rows.Holdout}}<dt>records held out</dt><dd>{{count .R.Rows.Holdout}}</dd>{{end}}
 {{range .R.Workload.Families}}<dt>workload: {{.Kind}}</dt><dd>{{.Description}} — {{count .Queries}} queries{{if ne .Weight 1.0}}, weight {{.Weight}}{{end}}</dd>
 {{end}}{{if .R.Solver}}<dt>solver</dt><dd>{{.R.Solver}}</dd>{{end}}
-{{range .R.SolverParams}}<dt>solver: {{.Name}}</dt><dd>{{.Value}}</dd>
+{{if .R.SolverParams}}<dt>solver parameters</dt><dd>{{range $i, $p := .R.SolverParams}}{{if $i}} · {{end}}{{$p.Name}} = {{$p.Value}}{{end}}</dd>
 {{end}}{{if .R.Trace.Points}}<dt>solver trace</dt><dd>{{count .R.Trace.Iterations}} iterations, objective {{num .R.Trace.FirstObjective}} → {{num .R.Trace.LastObjective}} (best {{num .R.Trace.BestObjective}}) in {{seconds .R.Trace.ElapsedSeconds}}</dd>{{end}}
 </dl>
 
@@ -192,8 +196,8 @@ var internalTmpl = template.Must(template.New("report").Funcs(funcs).Parse(`<!DO
 </dl>
 
 {{if .OneWay}}<h2>One-way distributions</h2>
-<p class="sub">Each attribute's distribution on the data (true) and on the released rows (synthetic).</p>
-<div class="plots">
+<p class="sub">Each attribute's distribution on the data (<span class="key kt"></span> true) and on the released rows (<span class="key ks"></span> synthetic), and their TV distance.</p>
+<div class="plots three">
 {{range .OneWay}}<figure>{{svg .}}</figure>
 {{end}}</div>{{end}}
 
@@ -205,12 +209,14 @@ var internalTmpl = template.Must(template.New("report").Funcs(funcs).Parse(`<!DO
 {{end}}</table>{{end}}
 
 {{if .R.Drilldown}}<h2>Drill-down: the worst marginals by L1</h2>
-{{range $i, $d := .R.Drilldown}}<div class="grp">{{inc $i}}. {{join $d.Attributes " × "}} — L1 {{num $d.L1}}{{if lt (len $d.Shown) $d.Cells}} · the {{len $d.Shown}} worst of {{count $d.Cells}} cells{{else}} · all {{count $d.Cells}} cells{{end}}</div>
-<table>
+<p class="sub">The cells of the marginals with the largest L1 distance, each labelled with its attribute values; the worst cells first when a marginal has more than fit here (report.json has every query).</p>
+<div class="drills">
+{{range $i, $d := .R.Drilldown}}<div><div class="grp">{{inc $i}}. {{join $d.Attributes " × "}} — L1 {{num $d.L1}}{{if lt (len $d.Shown) $d.Cells}} · the {{len $d.Shown}} worst of {{count $d.Cells}} cells{{else}} · all {{count $d.Cells}} cells{{end}}</div>
+<table class="compact">
 <tr><th class="l">cell</th><th>true</th><th>synthetic</th><th>abs error</th></tr>
 {{range $d.Shown}}<tr><td class="l">{{.Label}}</td><td>{{num .True}}</td><td>{{num .Synthetic}}</td><td>{{num .AbsError}}</td></tr>
-{{end}}</table>
-{{end}}{{end}}
+{{end}}</table></div>
+{{end}}</div>{{end}}
 
 <h2>Worst queries</h2>
 <table>

@@ -313,7 +313,7 @@ func oneWayBars(o OneWay) (string, error) {
 		tv[n-1-i], sv[n-1-i] = o.True[c], o.Synthetic[c]
 		names[n-1-i] = truncate(o.Labels[c], 24)
 	}
-	w := vg.Points(6)
+	w := vg.Points(5)
 	bt, err := plotter.NewBarChart(tv, w)
 	if err != nil {
 		return "", err
@@ -328,15 +328,11 @@ func oneWayBars(o OneWay) (string, error) {
 	}
 	bt.Color, bs.Color = colBlue, colOrange
 	bt.Offset, bs.Offset = w/2, -w/2
-	p.Add(bt, bs)
-	p.Legend.Add("true", bt)
-	p.Legend.Add("synthetic", bs)
-	p.Legend.Top = true
-	p.Legend.TextStyle.Font.Size = vg.Points(9)
+	p.Add(bt, bs) // the page's caption gives the colours
 	p.NominalY(names...)
 	p.X.Min = 0
-	h := vg.Length(2.6+0.5*float64(n)) * vg.Centimeter
-	return svgOf(p, 15*vg.Centimeter, h)
+	h := vg.Length(2.4+0.42*float64(n)) * vg.Centimeter
+	return svgOf(p, 11*vg.Centimeter, h)
 }
 
 func truncate(s string, n int) string {
