@@ -50,6 +50,13 @@ func smallInput(t testing.TB) *Input {
 		Title:         "Small test report",
 		Note:          "fixed input for the golden file",
 		Solver:        "dpfw (tuned)",
+		SolverParams:  []Param{{Name: "T", Value: "3"}, {Name: "alpha", Value: "0.05"}},
+		Privacy:       PrivacyInfo{Epsilon: 1, Delta: 1e-9, Rho: 0.0105, Neighbours: "replace one record (n public)", Accounting: "zCDP, converted to (ε, δ) once"},
+		OneWay: []AttributeDist{
+			{Name: "a", Labels: []string{"0", "1"}, True: []float64{0.375, 0.625}, Synthetic: []float64{0.5, 0.5}},
+			{Name: "b", Labels: []string{"0", "1", "2"}, True: []float64{0.375, 0.375, 0.25}, Synthetic: []float64{0.375, 0.375, 0.25}},
+			{Name: "c", Labels: []string{"0", "<null>"}, True: []float64{0.5, 0.5}, Synthetic: []float64{0.625, 0.375}},
+		},
 		Trace: []TracePoint{
 			{Iteration: 1, Objective: 0.5, Elapsed: 10 * time.Millisecond},
 			{Iteration: 2, Objective: 0.25, Elapsed: 20 * time.Millisecond},
@@ -196,10 +203,12 @@ func TestReportHTML(t *testing.T) {
 	}
 	html := buf.Bytes()
 	checkSelfContained(t, html)
-	if n := bytes.Count(html, []byte("<svg")); n != 4 {
-		t.Errorf("HTML has %d <svg> plots, want 4 (error distribution, answers, worst marginals, trace)", n)
+	if n := bytes.Count(html, []byte("<svg")); n != 7 {
+		t.Errorf("HTML has %d <svg> plots, want 7 (error distribution, answers, worst marginals, trace, 3 one-way)", n)
 	}
-	for _, want := range []string{"Internal: computed on the private data, not differentially private", "Worst marginals", "a × b", "Population error estimate"} {
+	for _, want := range []string{"Internal: computed on the private data, not differentially private", "Worst marginals", "a × b", "Population error estimate",
+		"ε = 1, δ = 1e-09, ρ = 0.0105", "replace one record (n public)", "alpha = 0.05", "Legend", "<dt>TV</dt>", "<dt>L1</dt>", "<dt>D</dt>", "<dt>max</dt>",
+		"Drill-down", "<td class=\"l\">a=1,b=2</td>", "Baseline for comparison", "baseline L1", "One-way distributions", "&lt;null&gt;"} {
 		if !bytes.Contains(html, []byte(want)) {
 			t.Errorf("HTML lacks %q", want)
 		}
@@ -225,7 +234,9 @@ func publicInput(t testing.TB) *PublicInput {
 	return &PublicInput{
 		Workload: smallWorkload(t),
 		Epsilon:  1, Delta: 1e-9, Rows: 8,
-		Solver: "dpfw (tuned)",
+		Solver: "dpfw (tuned)", Rho: 0.0105, Neighbours: "replace one record (n public)",
+		Accounting:   "zCDP, converted to (ε, δ) once",
+		SolverParams: []Param{{Name: "T", Value: "3"}},
 		Bounds: []Bound{
 			{Scope: "workload", Name: "all queries", Queries: 10, Error: 0.0421, Confidence: 0.95, Method: "Gaussian measurement σ = 0.0107, union bound over 10 queries, plus sampling ≤ 1/N"},
 			{Scope: "family", Name: "prefixes of b", Queries: 2, Error: 0.0303, Confidence: 0.95, Method: "Gaussian measurement σ = 0.0107 × weight 0.5"},
@@ -291,6 +302,7 @@ func TestPublicHasNoData(t *testing.T) {
 	allowed := map[string]bool{
 		"PublicInput.Epsilon": true, "PublicInput.Delta": true, "PublicInput.Rows": true,
 		"Bound.Queries": true, "Bound.Error": true, "Bound.Confidence": true,
+		"PublicInput.Rho": true, "PublicBudget.Rho": true,
 		"PublicReport.Rows": true, "PublicBudget.Epsilon": true, "PublicBudget.Delta": true,
 		"WorkloadInfo.Queries": true, "WorkloadInfo.Marginals": true, "FamilyInfo.Weight": true, "FamilyInfo.Queries": true,
 	}
@@ -372,5 +384,47 @@ func TestPublicGolden(t *testing.T) {
 	}
 	if strings.Contains(string(got), "internal") {
 		t.Error("public report mentions internal")
+	}
+}
+
+// TestBaselineAndDrilldown: the baseline answers the product of the true
+// one-way tables; drill-downs follow L1; bad one-way tables are errors.
+func TestBaselineAndDrilldown(t *testing.T) {
+	r, err := Evaluate(smallInput(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a×b under independence: a=(.375,.625), b=(.375,.375,.25); the largest
+	// error is the second prefix, 0.5·0.75 − 0.3125.
+	if got, want := r.Baseline.Errors.Max, 0.0625; got != want {
+		t.Errorf("baseline max = %v, want %v", got, want)
+	}
+	if got, want := *r.Marginals[1].BaselineL1, 2*0.015625+2*0.015625+2*0.03125; math.Abs(got-want) > 1e-15 {
+		t.Errorf("baseline L1 of a×b = %v, want %v", got, want)
+	}
+	if len(r.Drilldown) != 2 || r.Drilldown[0].L1 < r.Drilldown[1].L1 || len(r.Drilldown[1].Shown) != 6 {
+		t.Errorf("drill-downs %+v, want both marginals, worst L1 first, all 6 cells of a×b", r.Drilldown)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(*Input)
+	}{
+		{"too few tables", func(in *Input) { in.OneWay = in.OneWay[:2] }},
+		{"wrong name", func(in *Input) { in.OneWay[0].Name = "x" }},
+		{"wrong length", func(in *Input) { in.OneWay[1].True = in.OneWay[1].True[:2] }},
+		{"negative", func(in *Input) { in.OneWay[2].Synthetic[0] = -0.5 }},
+	} {
+		in := smallInput(t)
+		tc.edit(in)
+		if _, err := Evaluate(in); err == nil {
+			t.Errorf("%s: Evaluate = nil error, want one", tc.name)
+		}
+	}
+	// Without one-way tables there is no baseline and no one_way field.
+	in := smallInput(t)
+	in.OneWay = nil
+	r, err = Evaluate(in)
+	if err != nil || r.Baseline != nil || r.OneWay != nil {
+		t.Errorf("no one-way tables: baseline %v, one_way %v, err %v; want none", r.Baseline, r.OneWay, err)
 	}
 }

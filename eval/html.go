@@ -114,6 +114,10 @@ th{background:#eef0f4;font-weight:bold}
 td.l,th.l{text-align:left}
 tr:nth-child(even) td{background:#fafafc}
 footer{color:#777;font-size:12px;margin-top:30px}
+.plots.three{grid-template-columns:1fr 1fr 1fr}
+.drills{display:grid;grid-template-columns:1fr 1fr;gap:6px 18px}
+table.compact{font-size:12.5px}table.compact td,table.compact th{padding:3px 6px}
+.key{display:inline-block;width:11px;height:11px;vertical-align:-1px}.key.kt{background:#2b6cb0}.key.ks{background:#e07b28}
 `
 
 var internalTmpl = template.Must(template.New("report").Funcs(funcs).Parse(`<!DOCTYPE html>
@@ -129,6 +133,7 @@ var internalTmpl = template.Must(template.New("report").Funcs(funcs).Parse(`<!DO
 <main>
 <h1>{{.R.Title}}</h1>
 <p class="sub">{{if .R.Solver}}Solver {{.R.Solver}} · {{end}}{{count .R.Workload.Queries}} queries{{if .R.Workload.Marginals}} in {{count .R.Workload.Marginals}} marginals{{end}}{{if .R.RunTimeSeconds}} · run time {{seconds .R.RunTimeSeconds}}{{end}}</p>
+{{if .R.Budget}}<p class="sub"><strong>Privacy of the release:</strong> ε = {{.R.Budget.Epsilon}}, δ = {{.R.Budget.Delta}}{{if .R.Budget.Rho}}, ρ = {{num .R.Budget.Rho}} (zCDP){{end}}{{if .R.Budget.Neighbours}} · neighbouring datasets: {{.R.Budget.Neighbours}}{{end}}{{if .R.Budget.Accounting}} · accounting: {{.R.Budget.Accounting}}{{end}}</p>{{end}}
 {{if .R.Note}}<p class="sub"><strong>Note:</strong> {{.R.Note}}</p>{{end}}
 
 <h2>Headline: absolute error of the released rows</h2>
@@ -144,6 +149,12 @@ var internalTmpl = template.Must(template.New("report").Funcs(funcs).Parse(`<!DO
 <div class="card"><div class="k">solver (D before sampling)</div><div class="v">{{num .R.Errors.Distribution.Max}} <small>max · mean {{num .R.Errors.Distribution.Mean}}</small></div></div>
 <div class="card"><div class="k">sampling (rows vs D)</div><div class="v">{{num .R.Errors.Sampling.Max}} <small>max · mean {{num .R.Errors.Sampling.Mean}}</small></div></div>
 </div>{{end}}
+{{if .R.Baseline}}<div class="grp">Baseline for comparison: independent attributes (the product of the data's one-way tables; internal, not DP)</div>
+<div class="cards">
+<div class="card"><div class="k">baseline max error</div><div class="v">{{num .R.Baseline.Errors.Max}}</div></div>
+<div class="card"><div class="k">baseline mean error</div><div class="v">{{num .R.Baseline.Errors.Mean}}</div></div>
+<div class="card"><div class="k">baseline RMSE</div><div class="v">{{num .R.Baseline.Errors.RMSE}}</div></div>
+</div>{{end}}
 {{if .R.Errors.Population}}<div class="grp">Population error estimate (against {{count .R.Rows.Holdout}} held-out records)</div>
 <div class="cards">
 <div class="card"><div class="k">max error</div><div class="v">{{num .R.Errors.Population.Max}}</div></div>
@@ -156,6 +167,8 @@ var internalTmpl = template.Must(template.New("report").Funcs(funcs).Parse(`<!DO
 {{if .R.Rows.Synthetic}}<dt>rows released</dt><dd>{{count .R.Rows.Synthetic}}</dd>{{end}}
 {{if .R.Rows.Holdout}}<dt>records held out</dt><dd>{{count .R.Rows.Holdout}}</dd>{{end}}
 {{range .R.Workload.Families}}<dt>workload: {{.Kind}}</dt><dd>{{.Description}} — {{count .Queries}} queries{{if ne .Weight 1.0}}, weight {{.Weight}}{{end}}</dd>
+{{end}}{{if .R.Solver}}<dt>solver</dt><dd>{{.R.Solver}}</dd>{{end}}
+{{if .R.SolverParams}}<dt>solver parameters</dt><dd>{{range $i, $p := .R.SolverParams}}{{if $i}} · {{end}}{{$p.Name}} = {{$p.Value}}{{end}}</dd>
 {{end}}{{if .R.Trace.Points}}<dt>solver trace</dt><dd>{{count .R.Trace.Iterations}} iterations, objective {{num .R.Trace.FirstObjective}} → {{num .R.Trace.LastObjective}} (best {{num .R.Trace.BestObjective}}) in {{seconds .R.Trace.ElapsedSeconds}}</dd>{{end}}
 </dl>
 
@@ -167,12 +180,43 @@ var internalTmpl = template.Must(template.New("report").Funcs(funcs).Parse(`<!DO
 {{if .Trace}}<figure class="wide">{{svg .Trace}}<figcaption>The solver's own estimate of its objective as it ran (from its diagnostics trace).</figcaption></figure>{{end}}
 </div>
 
+<h2>Legend</h2>
+<dl class="facts">
+<dt>true</dt><dd>the answer on the data the release was made from, as a fraction of its records (a query of weight w answers w·count/n)</dd>
+<dt>synthetic</dt><dd>the same query answered on the released rows</dd>
+<dt>abs error</dt><dd>|synthetic − true|, in fractions of the rows: 0.01 is one percentage point</dd>
+<dt>L1</dt><dd>the L1 distance of a marginal's true and synthetic tables: the sum of its cells' absolute errors (divided by the weight); 0 is identical, 2 is disjoint</dd>
+<dt>TV</dt><dd>total-variation distance, L1 / 2: the largest difference between the two tables in the fraction of rows of any set of cells; 0 to 1</dd>
+<dt>max</dt><dd>the largest absolute error of one cell (one query)</dd>
+<dt>D</dt><dd>the solver's distribution before rows were sampled from it: error of D is the solver's, D vs synthetic is the sampling error</dd>
+{{if .R.Errors.Population}}<dt>holdout, population TV</dt><dd>answers on held-out records the release never saw: the error against them estimates the error against the population</dd>
+{{end}}{{if .R.Baseline}}<dt>baseline</dt><dd>{{.R.Baseline.Description}}: a synthetic table that keeps every attribute's distribution and no association; a release should beat it on the marginals of two or more attributes</dd>
+{{end}}<dt>&lt;null&gt;</dt><dd>the null (missing) value of a nullable attribute</dd>
+<dt>RMSE, 95th percentile</dt><dd>the root mean square and the 95th percentile (nearest rank) of the queries' absolute errors</dd>
+</dl>
+
+{{if .OneWay}}<h2>One-way distributions</h2>
+<p class="sub">Each attribute's distribution on the data (<span class="key kt"></span> true) and on the released rows (<span class="key ks"></span> synthetic), and their TV distance.</p>
+<div class="plots three">
+{{range .OneWay}}<figure>{{svg .}}</figure>
+{{end}}</div>{{end}}
+
 {{if .Marginals}}<h2>Worst marginals</h2>
 <p class="sub">Sorted by total-variation distance between the true and synthetic tables (TV = L1 / 2); max is the largest cell error.</p>
 <table>
-<tr><th class="l">#</th><th class="l">attributes</th><th>cells</th><th>TV</th><th>L1</th><th>max cell error</th>{{if .R.Errors.Sampling}}<th>sampling TV</th>{{end}}{{if .R.Errors.Population}}<th>population TV</th>{{end}}</tr>
-{{range $i, $m := .Marginals}}<tr><td class="l">{{inc $i}}</td><td class="l">{{join $m.Attributes " × "}}</td><td>{{count $m.Cells}}</td><td>{{num $m.TV}}</td><td>{{num $m.L1}}</td><td>{{num $m.Max}}</td>{{if $.R.Errors.Sampling}}<td>{{optnum $m.SamplingTV}}</td>{{end}}{{if $.R.Errors.Population}}<td>{{optnum $m.PopulationTV}}</td>{{end}}</tr>
+<tr><th class="l">#</th><th class="l">attributes</th><th>cells</th><th>TV</th><th>L1</th><th>max cell error</th>{{if .R.Baseline}}<th>baseline L1</th>{{end}}{{if .R.Errors.Sampling}}<th>sampling TV</th>{{end}}{{if .R.Errors.Population}}<th>population TV</th>{{end}}</tr>
+{{range $i, $m := .Marginals}}<tr><td class="l">{{inc $i}}</td><td class="l">{{join $m.Attributes " × "}}</td><td>{{count $m.Cells}}</td><td>{{num $m.TV}}</td><td>{{num $m.L1}}</td><td>{{num $m.Max}}</td>{{if $.R.Baseline}}<td>{{optnum $m.BaselineL1}}</td>{{end}}{{if $.R.Errors.Sampling}}<td>{{optnum $m.SamplingTV}}</td>{{end}}{{if $.R.Errors.Population}}<td>{{optnum $m.PopulationTV}}</td>{{end}}</tr>
 {{end}}</table>{{end}}
+
+{{if .R.Drilldown}}<h2>Drill-down: the worst marginals by L1</h2>
+<p class="sub">The cells of the marginals with the largest L1 distance, each labelled with its attribute values; the worst cells first when a marginal has more than fit here (report.json has every query).</p>
+<div class="drills">
+{{range $i, $d := .R.Drilldown}}<div><div class="grp">{{inc $i}}. {{join $d.Attributes " × "}} — L1 {{num $d.L1}}{{if lt (len $d.Shown) $d.Cells}} · the {{len $d.Shown}} worst of {{count $d.Cells}} cells{{else}} · all {{count $d.Cells}} cells{{end}}</div>
+<table class="compact">
+<tr><th class="l">cell</th><th>true</th><th>synthetic</th><th>abs error</th></tr>
+{{range $d.Shown}}<tr><td class="l">{{.Label}}</td><td>{{num .True}}</td><td>{{num .Synthetic}}</td><td>{{num .AbsError}}</td></tr>
+{{end}}</table></div>
+{{end}}</div>{{end}}
 
 <h2>Worst queries</h2>
 <table>
@@ -208,6 +252,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		ScatterCaption              string
 		Marginals                   []MarginalError
 		Queries                     []QueryError
+		OneWay                      []string
 	}{R: r, Stamp: capitalize(r.Privacy), Marginals: worstM, Queries: worstQ}
 	var err error
 	if data.Hist, err = errorHistogram(errs); err != nil {
@@ -221,6 +266,13 @@ func (r *Report) WriteHTML(w io.Writer) error {
 	}
 	if data.Trace, err = traceLine(r.Trace.Samples); err != nil {
 		return fmt.Errorf("eval: trace: %w", err)
+	}
+	for _, o := range r.OneWay {
+		svg, err := oneWayBars(o)
+		if err != nil {
+			return fmt.Errorf("eval: one-way plot of %q: %w", o.Attribute, err)
+		}
+		data.OneWay = append(data.OneWay, svg)
 	}
 	return internalTmpl.Execute(w, data)
 }

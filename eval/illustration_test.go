@@ -134,6 +134,10 @@ func illustration(t testing.TB) *eval.Input {
 		Solver:  "illustration",
 		RunTime: 2300 * time.Millisecond,
 	}
+	tw, sw := release.NewOneWay(dom), release.NewOneWay(dom)
+	tw.AddCounts(train)
+	sw.AddCells(cells)
+	in.OneWay = release.OneWayDists(tw, sw)
 	op.Answer(d, in.Distribution)
 	op.Answer(release.Histogram(cells, make([]float64, k)), in.Synthetic)
 	for it := 1; it <= 150; it++ {
@@ -161,8 +165,14 @@ func TestIllustration(t *testing.T) {
 	if loc := regexp.MustCompile(`(?i)https?:|//|src\s*=|@import|url\(|<script|<link|<img|href\s*=`).FindIndex(buf.Bytes()); loc != nil {
 		t.Errorf("HTML has an external reference: %q", buf.Bytes()[loc[0]:loc[1]])
 	}
-	if got := bytes.Count(buf.Bytes(), []byte("<svg")); got != 4 {
-		t.Errorf("%d plots, want 4", got)
+	if got, want := bytes.Count(buf.Bytes(), []byte("<svg")), 4+in.Workload.Domain().Len(); got != want {
+		t.Errorf("%d plots, want %d (4 and one per attribute)", got, want)
+	}
+	if rep.Baseline == nil || len(rep.Drilldown) != eval.DrillMarginals {
+		t.Errorf("baseline %v, %d drill-downs; want a baseline and %d", rep.Baseline, len(rep.Drilldown), eval.DrillMarginals)
+	} else if b := rep.Baseline.Errors.Mean; !(b > rep.Errors.Synthetic.Mean) {
+		// D is 85% the data's histogram: it must beat independence.
+		t.Errorf("baseline mean error %v, want above the synthetic's %v", b, rep.Errors.Synthetic.Mean)
 	}
 	if len(rep.Marginals) != 35 || len(rep.Queries) != 14955 {
 		t.Errorf("%d marginals, %d queries; want 35, 14,955", len(rep.Marginals), len(rep.Queries))

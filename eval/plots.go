@@ -286,3 +286,59 @@ func answerScatter(qs []QueryError) (svg, caption string, err error) {
 	svg, err = svgOf(p, 16*vg.Centimeter, 10*vg.Centimeter)
 	return svg, caption, err
 }
+
+// maxOneWayBars bounds the codes shown in a one-way plot (the most frequent
+// in the data when an attribute has more).
+const maxOneWayBars = 30
+
+// oneWayBars plots an attribute's true and synthetic one-way tables as
+// paired horizontal bars, codes in domain order from the top.
+func oneWayBars(o OneWay) (string, error) {
+	idx := make([]int, len(o.True))
+	for i := range idx {
+		idx[i] = i
+	}
+	title := fmt.Sprintf("%s (TV %s)", o.Attribute, fmtNum(o.TV))
+	if len(idx) > maxOneWayBars {
+		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(o.True[b], o.True[a]) })
+		idx = idx[:maxOneWayBars]
+		slices.Sort(idx)
+		title = fmt.Sprintf("%s (TV %s; %d most frequent of %d values)", o.Attribute, fmtNum(o.TV), maxOneWayBars, len(o.True))
+	}
+	n := len(idx)
+	p := newPlot(title, "fraction of rows", "")
+	tv, sv := make(plotter.Values, n), make(plotter.Values, n)
+	names := make([]string, n)
+	for i, c := range idx { // the plot's y grows upwards: first code on top
+		tv[n-1-i], sv[n-1-i] = o.True[c], o.Synthetic[c]
+		names[n-1-i] = truncate(o.Labels[c], 24)
+	}
+	w := vg.Points(5)
+	bt, err := plotter.NewBarChart(tv, w)
+	if err != nil {
+		return "", err
+	}
+	bs, err := plotter.NewBarChart(sv, w)
+	if err != nil {
+		return "", err
+	}
+	for _, b := range []*plotter.BarChart{bt, bs} {
+		b.Horizontal = true
+		b.LineStyle.Width = 0
+	}
+	bt.Color, bs.Color = colBlue, colOrange
+	bt.Offset, bs.Offset = w/2, -w/2
+	p.Add(bt, bs) // the page's caption gives the colours
+	p.NominalY(names...)
+	p.X.Min = 0
+	h := vg.Length(2.4+0.42*float64(n)) * vg.Centimeter
+	return svgOf(p, 11*vg.Centimeter, h)
+}
+
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

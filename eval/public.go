@@ -46,6 +46,15 @@ type PublicInput struct {
 	Bounds []Bound
 	// Epsilon and Delta are the release's privacy budget.
 	Epsilon, Delta float64
+	// Rho is the zCDP ρ of the budget (0: not zCDP accounting),
+	// Neighbours the neighbouring relation, Accounting how the charges
+	// compose.
+	Rho                    float64
+	Neighbours, Accounting string
+	// SolverParams are the solver's settings and parameters: public
+	// functions of the settings, the budget and the public shape (they
+	// must not depend on the data).
+	SolverParams []Param
 	// Rows is the number of synthetic rows released (public: chosen by
 	// the user, or n, which is public under replace-one neighbours).
 	Rows int64
@@ -55,21 +64,26 @@ type PublicInput struct {
 
 // PublicReport is the report safe to publish with the synthetic data.
 type PublicReport struct {
-	Schema   string       `json:"schema"`
-	Privacy  string       `json:"privacy"`
-	Title    string       `json:"title"`
-	Note     string       `json:"note,omitempty"`
-	Solver   string       `json:"solver,omitempty"`
-	Budget   PublicBudget `json:"budget"`
-	Rows     int64        `json:"rows"`
-	Workload WorkloadInfo `json:"workload"`
-	Bounds   []Bound      `json:"bounds"`
+	Schema  string `json:"schema"`
+	Privacy string `json:"privacy"`
+	Title   string `json:"title"`
+	Note    string `json:"note,omitempty"`
+	Solver  string `json:"solver,omitempty"`
+	// SolverParams are the solver's settings and parameters.
+	SolverParams []Param      `json:"solver_params,omitempty"`
+	Budget       PublicBudget `json:"budget"`
+	Rows         int64        `json:"rows"`
+	Workload     WorkloadInfo `json:"workload"`
+	Bounds       []Bound      `json:"bounds"`
 }
 
 // PublicBudget is the release's privacy budget.
 type PublicBudget struct {
-	Epsilon float64 `json:"epsilon"`
-	Delta   float64 `json:"delta"`
+	Epsilon    float64 `json:"epsilon"`
+	Delta      float64 `json:"delta"`
+	Rho        float64 `json:"rho,omitempty"`
+	Neighbours string  `json:"neighbours,omitempty"`
+	Accounting string  `json:"accounting,omitempty"`
 }
 
 // Public returns the public report: the budget, the workload's public
@@ -100,12 +114,14 @@ func Public(in *PublicInput) (*PublicReport, error) {
 	}
 	bounds := append([]Bound{}, in.Bounds...)
 	return &PublicReport{
-		Schema:   PublicReportSchema,
-		Privacy:  PublicStamp,
-		Title:    title,
-		Note:     in.Note,
-		Solver:   in.Solver,
-		Budget:   PublicBudget{Epsilon: in.Epsilon, Delta: in.Delta},
+		Schema:       PublicReportSchema,
+		Privacy:      PublicStamp,
+		Title:        title,
+		Note:         in.Note,
+		Solver:       in.Solver,
+		SolverParams: append([]Param(nil), in.SolverParams...),
+		Budget: PublicBudget{Epsilon: in.Epsilon, Delta: in.Delta, Rho: in.Rho,
+			Neighbours: in.Neighbours, Accounting: in.Accounting},
 		Rows:     in.Rows,
 		Workload: workloadInfo(in.Workload),
 		Bounds:   bounds,
@@ -129,6 +145,15 @@ var publicTmpl = template.Must(template.New("public").Funcs(funcs).Parse(`<!DOCT
 <h1>{{.R.Title}}</h1>
 <p class="sub">{{if .R.Solver}}Solver {{.R.Solver}} · {{end}}privacy budget ε = {{.R.Budget.Epsilon}}, δ = {{.R.Budget.Delta}} · {{count .R.Rows}} rows released · {{count .R.Workload.Queries}} queries</p>
 {{if .R.Note}}<p class="sub"><strong>Note:</strong> {{.R.Note}}</p>{{end}}
+<h2>Privacy</h2>
+<dl class="facts">
+<dt>ε, δ</dt><dd>{{.R.Budget.Epsilon}}, {{.R.Budget.Delta}}</dd>
+{{if .R.Budget.Rho}}<dt>ρ (zCDP)</dt><dd>{{num .R.Budget.Rho}}</dd>{{end}}
+{{if .R.Budget.Neighbours}}<dt>neighbouring datasets</dt><dd>{{.R.Budget.Neighbours}}</dd>{{end}}
+{{if .R.Budget.Accounting}}<dt>accounting</dt><dd>{{.R.Budget.Accounting}}</dd>{{end}}
+{{if .R.Solver}}<dt>solver</dt><dd>{{.R.Solver}}</dd>{{end}}
+{{range .R.SolverParams}}<dt>solver: {{.Name}}</dt><dd>{{.Value}}</dd>
+{{end}}</dl>
 <h2>Workload</h2>
 <dl class="facts">
 {{range .R.Workload.Families}}<dt>{{.Kind}}</dt><dd>{{.Description}} — {{count .Queries}} queries{{if ne .Weight 1.0}}, weight {{.Weight}}{{end}}</dd>

@@ -55,6 +55,17 @@ type Input struct {
 	Title, Note string
 	// Solver names the solver and setting, e.g. "dpfw (tuned)".
 	Solver string
+	// SolverParams are the solver's settings and derived parameters, in
+	// the order to show them (see FloatParams).
+	SolverParams []Param
+	// Privacy states the release's budget, ρ, neighbours and accounting
+	// (public facts; a zero Epsilon omits them).
+	Privacy PrivacyInfo
+	// OneWay, optional, holds each attribute's one-way table on the data
+	// and on the synthetic rows, in domain order: the report shows both
+	// and computes from the true tables the "independent attributes"
+	// baseline (their product).
+	OneWay []AttributeDist
 	// Trace is the solver's diagnostics trace, in iteration order.
 	Trace []TracePoint
 	// RunTime is the whole run's wall time.
@@ -64,14 +75,25 @@ type Input struct {
 // Report is the internal error report: the content of report.json. See
 // the package documentation for the meaning of each field.
 type Report struct {
-	Schema   string       `json:"schema"`
-	Privacy  string       `json:"privacy"`
-	Title    string       `json:"title"`
-	Note     string       `json:"note,omitempty"`
-	Solver   string       `json:"solver,omitempty"`
+	Schema  string `json:"schema"`
+	Privacy string `json:"privacy"`
+	Title   string `json:"title"`
+	Note    string `json:"note,omitempty"`
+	Solver  string `json:"solver,omitempty"`
+	// SolverParams are the solver's settings and parameters.
+	SolverParams []Param `json:"solver_params,omitempty"`
+	// Budget is the release's privacy (absent when not given).
+	Budget   *PrivacyInfo `json:"budget,omitempty"`
 	Workload WorkloadInfo `json:"workload"`
 	Rows     RowsInfo     `json:"rows"`
 	Errors   ErrorSummary `json:"errors"`
+	// Baseline is the error of the independent-attributes synthetic
+	// (present when one-way tables were given).
+	Baseline *Baseline `json:"baseline,omitempty"`
+	// OneWay are the one-way tables, in domain order.
+	OneWay []OneWay `json:"one_way,omitempty"`
+	// Drilldown shows the cells of the worst marginals by L1.
+	Drilldown []Drill `json:"drilldown"`
 	// Marginals lists each marginal set of the workload, in workload
 	// order.
 	Marginals []MarginalError `json:"marginals"`
@@ -133,6 +155,8 @@ type MarginalError struct {
 	// tables; PopulationTV between the released rows' and the holdout's.
 	SamplingTV   *float64 `json:"sampling_tv,omitempty"`
 	PopulationTV *float64 `json:"population_tv,omitempty"`
+	// BaselineL1 is the L1 of the independent-attributes baseline.
+	BaselineL1 *float64 `json:"baseline_l1,omitempty"`
 }
 
 // QueryError is one query's answers and error.
@@ -219,6 +243,18 @@ func Evaluate(in *Input) (*Report, error) {
 	if r.Title == "" {
 		r.Title = "Workload error report"
 	}
+	if in.Privacy.Epsilon > 0 {
+		p := in.Privacy
+		r.Budget = &p
+	}
+	r.SolverParams = slices.Clone(in.SolverParams)
+	ow, err := oneWays(w, in.OneWay)
+	if err != nil {
+		return nil, err
+	}
+	r.OneWay = ow
+	var baseAns []float64
+	r.Baseline, baseAns = baseline(w, ow, in.True)
 	errs := AbsErrors(in.True, in.Synthetic, make([]float64, m))
 	r.Errors.Synthetic = Summarize(errs)
 	tmp := make([]float64, m)
@@ -261,8 +297,13 @@ func Evaluate(in *Input) (*Report, error) {
 			tv := l1(in.Holdout, in.Synthetic, s) / s.Weight / 2
 			me.PopulationTV = &tv
 		}
+		if baseAns != nil {
+			b := l1(in.True, baseAns, s) / s.Weight
+			me.BaselineL1 = &b
+		}
 		r.Marginals[i] = me
 	}
+	r.Drilldown = drills(w, r)
 	return r, nil
 }
 

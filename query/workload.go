@@ -173,7 +173,8 @@ func (w *Workload) covers(b *block, i int) bool {
 
 // Label returns a human-readable label of query j, e.g. "sex=1,race=4,age=3"
 // for a marginal cell, "age<=30..39" for a prefix or
-// "sex=F,age in [20..29, 30..39]" for a predicate.
+// "sex=F,age in [20..29, 30..39]" for a predicate. The null code of a
+// nullable attribute is labelled NullLabel ("<null>").
 func (w *Workload) Label(j int) string {
 	b := &w.blocks[w.blockOf(j)]
 	i := j - b.off
@@ -188,11 +189,11 @@ func (w *Workload) Label(j int) string {
 			if p > 0 {
 				s.WriteByte(',')
 			}
-			s.WriteString(attr.Name + "=" + attr.Label(c))
+			s.WriteString(attr.Name + "=" + codeLabel(attr, c))
 		}
 	case bPrefix:
 		attr := w.dom.Attr(b.attrs[0])
-		s.WriteString(attr.Name + "<=" + attr.Label(i))
+		s.WriteString(attr.Name + "<=" + codeLabel(attr, i))
 	default:
 		for p, a := range b.attrs {
 			if p > 0 {
@@ -206,11 +207,11 @@ func (w *Workload) Label(j int) string {
 
 func writeClause(s *strings.Builder, a *universe.Attribute, runs []run) {
 	if len(runs) == 1 && runs[0].lo == runs[0].hi {
-		s.WriteString(a.Name + "=" + a.Label(int(runs[0].lo)))
+		s.WriteString(a.Name + "=" + codeLabel(a, int(runs[0].lo)))
 		return
 	}
 	if len(runs) == 1 && a.Ordered() {
-		s.WriteString(a.Name + " in [" + a.Label(int(runs[0].lo)) + ", " + a.Label(int(runs[0].hi)) + "]")
+		s.WriteString(a.Name + " in [" + codeLabel(a, int(runs[0].lo)) + ", " + codeLabel(a, int(runs[0].hi)) + "]")
 		return
 	}
 	s.WriteString(a.Name + " in {")
@@ -221,7 +222,7 @@ func writeClause(s *strings.Builder, a *universe.Attribute, runs []run) {
 				s.WriteString(", ")
 			}
 			first = false
-			s.WriteString(a.Label(int(c)))
+			s.WriteString(codeLabel(a, int(c)))
 		}
 	}
 	s.WriteString("}")

@@ -119,7 +119,7 @@ func TestParseSemantics(t *testing.T) {
 		{3, "income in [[0, 25), [75, 100]]"}, // the upper bound is in the last bin
 		{4, "age<=0..9"},                      // first prefix
 		{12, "age<=80..89"},                   // last prefix: all values but the last
-		{13, "sex=M,race in {a, b, NA}"},      // clauses in domain order
+		{13, "sex=M,race in {a, b, <null>}"},  // clauses in domain order
 		{14, "sex=F,code=0"},                  // marginal cells in domain order
 		{21, "sex=M,code=3"},
 	}

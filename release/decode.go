@@ -7,8 +7,7 @@ import (
 	"github.com/dpsynth/synth/universe"
 )
 
-// ValueRule chooses the value a row gets inside its integer bucket or
-// numeric bin.
+// ValueRule chooses how a row's integer bucket or numeric bin is written.
 type ValueRule uint8
 
 // Value rules.
@@ -22,11 +21,20 @@ const (
 	// closed, [lo, hi], but its upper edge has probability zero, so draws
 	// are made in [lo, hi) there too. Every value decodes back to its cell.
 	Uniform
+	// Label writes the bucket's or bin's label as a string, as
+	// universe.Attribute.Label gives it: "20..29" for an integer bucket,
+	// "[20, 30)" for a numeric bin ("[lo, hi]" for the last one).
+	Label
+	// LowerUpper writes two columns, ATTR_lower and ATTR_upper: the
+	// bucket's inclusive bounds lo and hi (INT64) for an integer attribute,
+	// the bin's edges lo and hi (DOUBLE; the bin is [lo, hi), the last one
+	// [lo, hi]) for a numeric attribute.
+	LowerUpper
 )
 
-var valueRuleNames = [...]string{Point: "point", Uniform: "uniform"}
+var valueRuleNames = [...]string{Point: "point", Uniform: "uniform", Label: "label", LowerUpper: "lower-upper"}
 
-// String returns "point" or "uniform".
+// String returns "point", "uniform", "label" or "lower-upper".
 func (v ValueRule) String() string {
 	if int(v) < len(valueRuleNames) {
 		return valueRuleNames[v]
@@ -34,23 +42,121 @@ func (v ValueRule) String() string {
 	return fmt.Sprintf("ValueRule(%d)", v)
 }
 
-// ParseValueRule returns the rule called name ("point" or "uniform").
+// ParseValueRule returns the rule called name: "point" (alias
+// "midpoint"), "uniform", "label" or "lower-upper".
 func ParseValueRule(name string) (ValueRule, error) {
+	if name == "midpoint" {
+		return Point, nil
+	}
 	for i, n := range valueRuleNames {
 		if n == name {
 			return ValueRule(i), nil
 		}
 	}
-	return 0, fmt.Errorf("unknown value rule %q (want point or uniform)", name)
+	return 0, fmt.Errorf("unknown value rule %q (want label, lower-upper, midpoint, point or uniform)", name)
 }
 
 // DecodeSettings chooses how codes become values. The zero value gives
 // every row of a cell the same, representative value.
 type DecodeSettings struct {
-	// Integer applies to integer attributes bucketed with width > 1.
+	// Integer applies to integer attributes bucketed with width > 1 (an
+	// integer of width 1 is always written as its value).
 	Integer ValueRule
 	// Numeric applies to numeric attributes.
 	Numeric ValueRule
+}
+
+// rule returns the value rule of a (Point for categorical, encoded and
+// width-1 integer attributes).
+func (s DecodeSettings) rule(a *universe.Attribute) ValueRule {
+	switch {
+	case a.Kind == universe.Integer && a.Width > 1:
+		return s.Integer
+	case a.Kind == universe.Numeric:
+		return s.Numeric
+	}
+	return Point
+}
+
+// ColumnType is the type of an output column.
+type ColumnType uint8
+
+// Column types.
+const (
+	StringColumn ColumnType = iota // UTF-8 text
+	IntColumn                      // 64-bit integer
+	FloatColumn                    // 64-bit float
+)
+
+// Part says which value of an attribute a column holds.
+type Part uint8
+
+// Parts of an attribute.
+const (
+	Whole Part = iota // the value (Point, Uniform) or the label (Label)
+	Lower             // the lower bound (LowerUpper)
+	Upper             // the upper bound (LowerUpper)
+)
+
+// Column is one column of the synthetic table: columns follow the domain's
+// attributes in order, one per attribute, except that an attribute written
+// with LowerUpper has two (ATTR_lower, ATTR_upper).
+type Column struct {
+	Name string
+	Attr int // index of the attribute in the domain
+	Part Part
+	Type ColumnType
+	// Nullable: the attribute has a null code, written as a null (Parquet)
+	// or an empty field (CSV).
+	Nullable bool
+	// Random: the values are drawn per row (Uniform).
+	Random bool
+}
+
+// Columns returns the columns of the synthetic table of dom written with s
+// (nil means the zero settings). It is an error when a LowerUpper column
+// name is also the name of another attribute.
+func Columns(dom *universe.Domain, s *DecodeSettings) ([]Column, error) {
+	var set DecodeSettings
+	if s != nil {
+		set = *s
+	}
+	if set.Integer > LowerUpper || set.Numeric > LowerUpper {
+		return nil, fmt.Errorf("decode: unknown value rule in %+v", set)
+	}
+	cols := make([]Column, 0, dom.Len())
+	for i, a := range dom.Attrs() {
+		c := Column{Name: a.Name, Attr: i, Nullable: a.Nullable}
+		switch a.Kind {
+		case universe.Categorical:
+			c.Type = StringColumn
+		case universe.Numeric:
+			c.Type = FloatColumn
+		default:
+			c.Type = IntColumn
+		}
+		switch set.rule(a) {
+		case Uniform:
+			c.Random = true
+		case Label:
+			c.Type = StringColumn
+		case LowerUpper:
+			lo, hi := c, c
+			lo.Name, lo.Part = a.Name+"_lower", Lower
+			hi.Name, hi.Part = a.Name+"_upper", Upper
+			cols = append(cols, lo, hi)
+			continue
+		}
+		cols = append(cols, c)
+	}
+	seen := make(map[string]bool, len(cols))
+	for _, c := range cols {
+		if seen[c.Name] {
+			return nil, fmt.Errorf("decode: two output columns are named %q (an attribute has the name of another's lower-upper column)", c.Name)
+		}
+		seen[c.Name] = true
+	}
+	return cols, nil
 }
 
 // Value is one decoded attribute value. Exactly one of Str (categorical),
@@ -64,12 +170,14 @@ type Value struct {
 	Float float64
 }
 
-// Decoder turns cell indices into attribute values through
-// universe.Domain.Decode and the attribute kinds: categorical → the
-// category string; integer → an int64 (the bucket's lower bound, or a
-// uniform draw in the bucket); numeric → a float64 (the bin's midpoint, or a
-// uniform draw in the bin); encoded → the code as an int64; the null code →
-// null. A Decoder is not safe for concurrent use.
+// Decoder turns per-attribute codes (or cell indices, through
+// universe.Domain.Decode) into the values of the output columns, by the
+// attribute kinds and the value rules: categorical → the category string;
+// integer → an int64 (the bucket's lower bound, a uniform draw in the
+// bucket, its label, or its two bounds); numeric → a float64 (the bin's
+// midpoint, a uniform draw in the bin, its label, or its two edges);
+// encoded → the code as an int64; the null code → null. A Decoder is not
+// safe for concurrent use.
 //
 // Privacy: decoding is post-processing of the sampled cells and uses only
 // the public domain; uniform draws inside a bucket or bin use the pipeline's
@@ -78,26 +186,27 @@ type Decoder struct {
 	dom   *universe.Domain
 	set   DecodeSettings
 	r     Rand
+	cols  []Column
 	sizes []uint64
 	mid   [][]float64 // numeric midpoints by code
 	codes []int
 }
 
 // NewDecoder returns a decoder over dom. r is used only by the Uniform
-// rules and may be nil otherwise. The universe must be indexable.
+// rules and may be nil otherwise. Decode (cell indices) needs an indexable
+// universe; codes work for any domain.
 func NewDecoder(dom *universe.Domain, s *DecodeSettings, r Rand) (*Decoder, error) {
 	d := &Decoder{dom: dom, r: r}
 	if s != nil {
 		d.set = *s
 	}
-	if d.set.Integer > Uniform || d.set.Numeric > Uniform {
-		return nil, fmt.Errorf("decode: unknown value rule in %+v", d.set)
+	cols, err := Columns(dom, &d.set)
+	if err != nil {
+		return nil, err
 	}
+	d.cols = cols
 	if (d.set.Integer == Uniform || d.set.Numeric == Uniform) && r == nil {
 		return nil, fmt.Errorf("decode: uniform values need a random source")
-	}
-	if !dom.Indexable() {
-		return nil, fmt.Errorf("decode: universe of %s cells has no 64-bit cell index", universe.FormatCount(dom.SizeBig()))
 	}
 	d.sizes = make([]uint64, dom.Len())
 	d.mid = make([][]float64, dom.Len())
@@ -130,21 +239,32 @@ func (d *Decoder) Domain() *universe.Domain { return d.dom }
 // Settings returns the decoder's settings.
 func (d *Decoder) Settings() DecodeSettings { return d.set }
 
-// Decode writes the values of cell's attributes into out (len = number of
-// attributes) and returns it.
+// Columns returns the output columns (see the function Columns).
+func (d *Decoder) Columns() []Column { return d.cols }
+
+// Decode writes the values of cell's columns into out (len =
+// len(d.Columns()), the number of attributes unless some are written
+// LowerUpper) and returns it.
 func (d *Decoder) Decode(cell uint64, out []Value) []Value {
 	codes := d.dom.Decode(cell, d.codes)
-	for i, c := range codes {
-		out[i] = d.Value(i, c)
+	for j, col := range d.cols {
+		out[j] = d.ColumnValue(j, codes[col.Attr])
 	}
 	return out
 }
 
-// Value returns the value of code c of attribute i.
+// Value returns the value of code c of attribute i (its first column's
+// value: the lower bound under LowerUpper).
 func (d *Decoder) Value(i, c int) Value {
 	a := d.dom.Attr(i)
 	if nc, ok := a.NullCode(); ok && c == nc {
 		return Value{Null: true}
+	}
+	switch d.set.rule(a) {
+	case Label:
+		return Value{Str: a.Label(c)}
+	case LowerUpper:
+		return d.bound(a, c, Lower)
 	}
 	switch a.Kind {
 	case universe.Categorical:
@@ -156,6 +276,36 @@ func (d *Decoder) Value(i, c int) Value {
 	default:
 		return Value{Int: int64(c)}
 	}
+}
+
+// ColumnValue returns the value of column j for code c of its attribute.
+func (d *Decoder) ColumnValue(j, c int) Value {
+	col := &d.cols[j]
+	if col.Part == Whole {
+		return d.Value(col.Attr, c)
+	}
+	a := d.dom.Attr(col.Attr)
+	if nc, ok := a.NullCode(); ok && c == nc {
+		return Value{Null: true}
+	}
+	return d.bound(a, c, col.Part)
+}
+
+// bound returns the lower or upper bound of code c of an integer or
+// numeric attribute.
+func (d *Decoder) bound(a *universe.Attribute, c int, p Part) Value {
+	if a.Kind == universe.Integer {
+		lo, hi := a.IntBucket(c)
+		if p == Upper {
+			return Value{Int: hi}
+		}
+		return Value{Int: lo}
+	}
+	lo, hi := a.Bin(c)
+	if p == Upper {
+		return Value{Float: hi}
+	}
+	return Value{Float: lo}
 }
 
 func (d *Decoder) intValue(a *universe.Attribute, c int) int64 {

@@ -147,11 +147,14 @@ type InputFile struct {
 
 // OutputInfo describes what was written.
 type OutputInfo struct {
-	Rows          int64    `json:"rows"`
-	Sampling      string   `json:"sampling"`       // SampleMethod.String()
-	IntegerValues string   `json:"integer_values"` // ValueRule.String()
-	NumericValues string   `json:"numeric_values"` // ValueRule.String()
-	Files         []string `json:"files"`
+	Rows          int64  `json:"rows"`
+	Sampling      string `json:"sampling"`       // SampleMethod.String()
+	IntegerValues string `json:"integer_values"` // ValueRule.String()
+	NumericValues string `json:"numeric_values"` // ValueRule.String()
+	// Format is the synthetic data's format, "parquet" or "csv" (absent
+	// in manifests written before it was recorded: parquet).
+	Format string   `json:"format,omitempty"`
+	Files  []string `json:"files"`
 }
 
 // Timestamp formats t for the manifest: RFC 3339 in UTC, whole seconds.

@@ -19,10 +19,20 @@ const (
 	ReportJSONFile = "report.json"
 	ReportHTMLFile = "report.html"
 	ManifestFile   = "manifest.json"
+	// SyntheticCSVFile is the default name of the synthetic data in CSV.
+	SyntheticCSVFile = "synthetic.csv"
+	// DomainFile holds the domain next to a CSV release (Parquet carries
+	// it in its footer).
+	DomainFile = "domain.json"
 )
 
-// Outputs lists the release's files in commit order.
+// Outputs lists the release's files in commit order (with the default
+// Parquet output).
 var Outputs = []string{SyntheticFile, ReportJSONFile, ReportHTMLFile, ManifestFile}
+
+// knownOutputs are the names any release may write: a folder holding one
+// of them holds a release.
+var knownOutputs = []string{SyntheticFile, SyntheticCSVFile, DomainFile, ReportJSONFile, ReportHTMLFile, ManifestFile}
 
 // CreateError means an output cannot be created: the output folder cannot be
 // made, is not a folder, is not writable, or already holds a release and
@@ -59,6 +69,23 @@ type OutDirSettings struct {
 	// If the commit then fails, the folder holds no release at all: the
 	// previous one is withdrawn, not restored.
 	Force bool
+	// Files are the names this release writes, when they are not the
+	// default Outputs (e.g. --synthetic-file NAME, domain.json). The
+	// folder is refused if it holds any of them or any of the names a
+	// release writes by default (synthetic.parquet, synthetic.csv,
+	// domain.json, the reports, manifest.json).
+	Files []string
+}
+
+// names returns the file names that mark a release in the folder.
+func (s *OutDirSettings) names() []string {
+	out := slices.Clone(knownOutputs)
+	for _, f := range s.Files {
+		if !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // OutDir is one transaction on an output folder. Each output is written to
@@ -69,7 +96,7 @@ type OutDirSettings struct {
 // have created is left behind.
 //
 // Files already in the folder: a folder that holds any of the release's
-// file names (Outputs) is refused with a *CreateError wrapping
+// file names (Outputs, the CSV names, or OutDirSettings.Files) is refused with a *CreateError wrapping
 // fs.ErrExist, unless Force is set (see OutDirSettings). Other files in the
 // folder are never touched.
 //
@@ -128,7 +155,7 @@ func CreateOutDir(ctx context.Context, dir string, s *OutDirSettings) (*OutDir, 
 		return nil, &CreateError{Path: dir, Err: errors.New("not a directory")}
 	}
 	if !od.set.Force {
-		for _, name := range Outputs {
+		for _, name := range od.set.names() {
 			if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
 				od.removeMadeDir()
 				return nil, &CreateError{Path: filepath.Join(dir, name),
@@ -286,7 +313,7 @@ func (od *OutDir) Commit(ctx context.Context) (err error) {
 	if od.set.Force {
 		// Withdraw the previous release: its manifest first, then its other
 		// files that this run does not replace.
-		order := append([]string{ManifestFile}, Outputs[:len(Outputs)-1]...)
+		order := append([]string{ManifestFile}, slices.DeleteFunc(od.set.names(), func(n string) bool { return n == ManifestFile })...)
 		for _, name := range order {
 			writes := slices.ContainsFunc(od.pending, func(p pend) bool { return p.name == name })
 			if name != ManifestFile && writes {

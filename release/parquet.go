@@ -20,6 +20,11 @@ import (
 // manifest JSON is stored in synthetic.parquet.
 const ManifestKey = "synth.manifest"
 
+// DomainKey is the Parquet key-value metadata key under which every
+// synthetic Parquet file holds its domain (universe.Domain.MarshalJSON),
+// so that the file describes its own codes, bins and null tokens.
+const DomainKey = "synth.domain"
+
 // DefaultRowGroupRows is the default number of rows per Parquet row group.
 // A row group is held in memory (encoded and compressed) until it is
 // flushed, so it bounds the writer's memory: about 1–3 bytes per value
@@ -49,45 +54,44 @@ type ParquetSettings struct {
 const dictMax = 1 << 16
 
 // Schema returns the Parquet schema of the synthetic data for dom, decoded
-// with s (nil means the zero DecodeSettings): one column per attribute, in
-// domain order, named as the attribute: categorical → a dictionary-encoded
-// UTF-8 string (BYTE_ARRAY, STRING); integer and encoded → INT64; numeric →
-// DOUBLE. Integer, encoded and numeric columns are dictionary-encoded too
-// when each code has one value (Point rules, or integer width 1) and the
-// attribute has at most 65,536 codes: a column of a few distinct values
-// then takes a few bits per row instead of 8 bytes. Attributes with a null
-// token are optional (nullable) columns; the others are required.
-func Schema(dom *universe.Domain, s *DecodeSettings) *parquet.Schema {
-	var set DecodeSettings
-	if s != nil {
-		set = *s
+// with s (nil means the zero DecodeSettings): one column per output column
+// (see Columns: one per attribute, in domain order, named as the attribute,
+// two for LowerUpper), typed by ColumnType: StringColumn → a
+// dictionary-encoded UTF-8 string (BYTE_ARRAY, STRING); IntColumn → INT64;
+// FloatColumn → DOUBLE. Integer and real columns are dictionary-encoded too
+// when each code has one value (not Uniform) and the attribute has at most
+// 65,536 codes: a column of a few distinct values then takes a few bits per
+// row instead of 8 bytes. Columns of attributes with a null token are
+// optional (nullable); the others are required.
+func Schema(dom *universe.Domain, s *DecodeSettings) (*parquet.Schema, error) {
+	cols, err := Columns(dom, s)
+	if err != nil {
+		return nil, err
 	}
-	fields := make([]orderedField, dom.Len())
-	for i, a := range dom.Attrs() {
+	return schemaOf(dom, cols), nil
+}
+
+func schemaOf(dom *universe.Domain, cols []Column) *parquet.Schema {
+	fields := make([]orderedField, len(cols))
+	for i, c := range cols {
 		var n parquet.Node
-		switch a.Kind {
-		case universe.Categorical:
+		switch c.Type {
+		case StringColumn:
 			n = parquet.String()
-		case universe.Numeric:
+		case FloatColumn:
 			n = parquet.Leaf(parquet.DoubleType)
 		default:
 			n = parquet.Leaf(parquet.Int64Type)
 		}
-		if a.Kind == universe.Categorical || !randomValues(a, set) && a.Size() <= dictMax {
+		if c.Type == StringColumn || !c.Random && dom.Attr(c.Attr).Size() <= dictMax {
 			n = parquet.Encoded(n, &parquet.RLEDictionary)
 		}
-		if a.Nullable {
+		if c.Nullable {
 			n = parquet.Optional(n)
 		}
-		fields[i] = orderedField{Node: n, name: a.Name, index: i}
+		fields[i] = orderedField{Node: n, name: c.Name, index: i}
 	}
 	return parquet.NewSchema("synthetic", orderedGroup(fields))
-}
-
-// randomValues reports whether a's values are drawn per row (Uniform rules).
-func randomValues(a *universe.Attribute, s DecodeSettings) bool {
-	return a.Kind == universe.Integer && s.Integer == Uniform && a.Width > 1 ||
-		a.Kind == universe.Numeric && s.Numeric == Uniform
 }
 
 // orderedGroup is a Parquet group whose fields keep the given order
@@ -154,36 +158,38 @@ func codec(name string) (compress.Codec, error) {
 // codes are precomputed.
 const tableMax = 1 << 16
 
-// column is the per-attribute state of the writer.
+// column is the per-column state of the writer.
 type column struct {
-	attr     *universe.Attribute
-	size     uint64
+	Column
+	size     int32
 	table    []parquet.Value // value of each code, levels set; nil → compute
 	strs     [][]byte        // categorical values as bytes
 	defLevel int             // definition level of a present value
 	vals     []parquet.Value // the current batch
-	stride   uint64          // mixed-radix stride of the attribute
-	random   bool            // values draw from the random source
 	err      error
 }
 
-// ParquetWriter streams synthetic rows, given as cell indices, into a
-// Parquet file with the schema of Schema(dom). Rows are decoded in batches
-// and written column by column; a row group is flushed every RowGroupRows
-// rows, so memory stays bounded whatever the number of rows.
+// ParquetWriter streams synthetic rows into a Parquet file with the schema
+// of Schema(dom, settings). Rows come as per-attribute codes (WriteRows) or
+// as cell indices of an indexable universe (Write); they are decoded in
+// batches and written column by column; a row group is flushed every
+// RowGroupRows rows, so memory stays bounded whatever the number of rows.
+// The footer holds the domain under DomainKey and the caller's metadata.
 type ParquetWriter struct {
 	w       *parquet.Writer
 	dec     *Decoder
 	cols    []column
+	nattr   int
 	rgRows  int
 	inRG    int
 	rows    int64
 	closed  bool
 	workers int
+	codes   []int32 // the cell path's decoded batch
 }
 
 // NewParquetWriter returns a writer of synthetic.parquet to out, decoding
-// cells with dec. Call Close to write the footer.
+// codes with dec. Call Close to write the footer.
 //
 // Privacy: writing is post-processing of the sampled rows.
 func NewParquetWriter(out io.Writer, dec *Decoder, s *ParquetSettings) (*ParquetWriter, error) {
@@ -202,12 +208,17 @@ func NewParquetWriter(out io.Writer, dec *Decoder, s *ParquetSettings) (*Parquet
 		return nil, err
 	}
 	dom := dec.Domain()
+	domJSON, err := dom.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("parquet: domain: %w", err)
+	}
 	opts := []parquet.WriterOption{
-		Schema(dom, &dec.set),
+		schemaOf(dom, dec.Columns()),
 		parquet.Compression(c),
 		parquet.CreatedBy("synth", "", ""),
 		// Row groups are cut by Flush below; this only guards the limit.
 		parquet.MaxRowsPerRowGroup(int64(set.RowGroupRows)),
+		parquet.KeyValueMetadata(DomainKey, string(domJSON)),
 	}
 	for _, kv := range set.Metadata {
 		opts = append(opts, parquet.KeyValueMetadata(kv[0], kv[1]))
@@ -216,14 +227,15 @@ func NewParquetWriter(out io.Writer, dec *Decoder, s *ParquetSettings) (*Parquet
 	if err != nil {
 		return nil, fmt.Errorf("parquet: %w", err)
 	}
+	dcols := dec.Columns()
 	pw := &ParquetWriter{w: parquet.NewWriter(out, cfg), dec: dec, rgRows: set.RowGroupRows,
-		workers: min(runtime.GOMAXPROCS(0), dom.Len())}
-	pw.cols = make([]column, dom.Len())
-	for i, a := range dom.Attrs() {
-		col := &pw.cols[i]
-		col.attr, col.size = a, uint64(a.Size())
-		col.defLevel = 0
-		if a.Nullable {
+		nattr: dom.Len(), workers: min(runtime.GOMAXPROCS(0), len(dcols))}
+	pw.cols = make([]column, len(dcols))
+	for j, dc := range dcols {
+		col := &pw.cols[j]
+		a := dom.Attr(dc.Attr)
+		col.Column, col.size = dc, int32(a.Size())
+		if dc.Nullable {
 			col.defLevel = 1
 		}
 		if a.Kind == universe.Categorical {
@@ -233,34 +245,34 @@ func NewParquetWriter(out io.Writer, dec *Decoder, s *ParquetSettings) (*Parquet
 			}
 		}
 		col.vals = make([]parquet.Value, batchRows)
-		col.stride = dom.Strides()[i]
-		col.random = randomValues(a, dec.set)
-		if !col.random && a.Size() <= tableMax {
+		if !col.Random && a.Size() <= tableMax {
 			col.table = make([]parquet.Value, a.Size())
 			for c := range col.table {
-				col.table[c] = pw.value(i, c)
+				col.table[c] = pw.value(j, c)
 			}
 		}
 	}
 	return pw, nil
 }
 
-// value returns the Parquet value of code c of column i, with its levels.
-func (pw *ParquetWriter) value(i, c int) parquet.Value {
-	col := &pw.cols[i]
-	v := pw.dec.Value(i, c)
+// value returns the Parquet value of code c of column j, with its levels.
+func (pw *ParquetWriter) value(j, c int) parquet.Value {
+	col := &pw.cols[j]
+	v := pw.dec.ColumnValue(j, c)
 	var pv parquet.Value
 	switch {
 	case v.Null:
-		return parquet.NullValue().Level(0, 0, i)
-	case col.attr.Kind == universe.Categorical:
+		return parquet.NullValue().Level(0, 0, j)
+	case col.Type == StringColumn && col.strs != nil:
 		pv = parquet.ByteArrayValue(col.strs[c])
-	case col.attr.Kind == universe.Numeric:
+	case col.Type == StringColumn:
+		pv = parquet.ByteArrayValue([]byte(v.Str))
+	case col.Type == FloatColumn:
 		pv = parquet.DoubleValue(v.Float)
 	default:
 		pv = parquet.Int64Value(v.Int)
 	}
-	return pv.Level(0, col.defLevel, i)
+	return pv.Level(0, col.defLevel, j)
 }
 
 // SetMetadata sets a key-value pair of the file footer (the last value set
@@ -270,32 +282,60 @@ func (pw *ParquetWriter) SetMetadata(key, value string) { pw.w.SetKeyValueMetada
 // Rows returns the number of rows written so far.
 func (pw *ParquetWriter) Rows() int64 { return pw.rows }
 
-// Write decodes and writes the rows whose cells are given, in order. It
-// checks ctx between batches and returns ctx.Err() when it is done.
-//
-// Columns are independent, so each batch is decoded and encoded column by
-// column on up to GOMAXPROCS goroutines. Columns whose values draw from the
-// random source (Uniform rules) are all handled by one goroutine, in column
-// order, so a seeded run writes the same file every time.
+// Write decodes and writes the rows whose cells are given, in order (the
+// universe must be indexable). It decodes each batch of cells into codes
+// and writes them as WriteRows does.
 func (pw *ParquetWriter) Write(ctx context.Context, cells []uint32) error {
 	if pw.closed {
 		panic("release: Write on a closed ParquetWriter")
 	}
-	k, _ := pw.dec.Domain().Size()
+	dom := pw.dec.Domain()
+	k, ok := dom.Size()
+	if !ok {
+		return fmt.Errorf("parquet: universe of %s cells has no 64-bit cell index: write rows as codes", universe.FormatCount(dom.SizeBig()))
+	}
 	for _, cell := range cells {
 		if uint64(cell) >= k {
 			panic(fmt.Sprintf("release: cell %d out of range for a universe of %d cells", cell, k))
 		}
 	}
+	if pw.codes == nil {
+		pw.codes = make([]int32, batchRows*pw.nattr)
+	}
 	for len(cells) > 0 {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		n := min(len(cells), batchRows, pw.rgRows-pw.inRG)
-		if err := pw.writeBatch(cells[:n]); err != nil {
+		n := min(len(cells), batchRows)
+		cellCodes(dom, cells[:n], pw.codes)
+		if err := pw.WriteRows(ctx, pw.codes[:n*pw.nattr]); err != nil {
 			return err
 		}
 		cells = cells[n:]
+	}
+	return nil
+}
+
+// WriteRows writes rows given as codes, row-major: dom.Len() codes per
+// row, each in [0, size of its attribute). It checks ctx between batches
+// and returns ctx.Err() when it is done.
+//
+// Columns are independent, so each batch is decoded and encoded column by
+// column on up to GOMAXPROCS goroutines. Columns whose values draw from the
+// random source (Uniform rules) are all handled by one goroutine, in column
+// order, so a seeded run writes the same file every time.
+func (pw *ParquetWriter) WriteRows(ctx context.Context, rows []int32) error {
+	if pw.closed {
+		panic("release: WriteRows on a closed ParquetWriter")
+	}
+	checkRows(pw.dec.Domain(), rows)
+	na := pw.nattr
+	for len(rows) > 0 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n := min(len(rows)/na, batchRows, pw.rgRows-pw.inRG)
+		if err := pw.writeBatch(rows[:n*na], n); err != nil {
+			return err
+		}
+		rows = rows[n*na:]
 		pw.rows += int64(n)
 		pw.inRG += n
 		if pw.inRG == pw.rgRows {
@@ -307,38 +347,38 @@ func (pw *ParquetWriter) Write(ctx context.Context, cells []uint32) error {
 	return nil
 }
 
-// writeBatch decodes one batch into every column and hands it to the
-// column writers, spreading the columns over the workers.
-func (pw *ParquetWriter) writeBatch(batch []uint32) error {
+// writeBatch decodes one batch of n rows into every column and hands it to
+// the column writers, spreading the columns over the workers.
+func (pw *ParquetWriter) writeBatch(batch []int32, n int) error {
 	cws := pw.w.ColumnWriters()
 	if pw.workers <= 1 {
-		for i := range pw.cols {
-			pw.writeColumn(i, batch, cws[i])
+		for j := range pw.cols {
+			pw.writeColumn(j, batch, n, cws[j])
 		}
 	} else {
 		var wg sync.WaitGroup
 		next := make(chan int, len(pw.cols))
 		random := -1 // the first random column: its worker takes them all
-		for i := range pw.cols {
+		for j := range pw.cols {
 			switch {
-			case !pw.cols[i].random:
-				next <- i
+			case !pw.cols[j].Random:
+				next <- j
 			case random < 0:
-				random = i
-				next <- i
+				random = j
+				next <- j
 			}
 		}
 		close(next)
 		for range pw.workers {
 			wg.Go(func() {
-				for i := range next {
-					if i != random {
-						pw.writeColumn(i, batch, cws[i])
+				for j := range next {
+					if j != random {
+						pw.writeColumn(j, batch, n, cws[j])
 						continue
 					}
-					for j := range pw.cols {
-						if pw.cols[j].random {
-							pw.writeColumn(j, batch, cws[j])
+					for i := range pw.cols {
+						if pw.cols[i].Random {
+							pw.writeColumn(i, batch, n, cws[i])
 						}
 					}
 				}
@@ -346,38 +386,36 @@ func (pw *ParquetWriter) writeBatch(batch []uint32) error {
 		}
 		wg.Wait()
 	}
-	for i := range pw.cols {
-		if err := pw.cols[i].err; err != nil {
-			pw.cols[i].err = nil
-			return fmt.Errorf("parquet: column %q: %w", pw.cols[i].attr.Name, err)
+	for j := range pw.cols {
+		if err := pw.cols[j].err; err != nil {
+			pw.cols[j].err = nil
+			return fmt.Errorf("parquet: column %q: %w", pw.cols[j].Name, err)
 		}
 	}
 	return nil
 }
 
-// writeColumn decodes column i of the batch and writes it.
-func (pw *ParquetWriter) writeColumn(i int, batch []uint32, cw *parquet.ColumnWriter) {
-	col := &pw.cols[i]
-	vals := col.vals[:len(batch)]
-	// Cells, strides and sizes fit in 32 bits (Sample refuses more than
-	// 2^32 cells), and 32-bit division is the cheaper one.
-	stride, size := uint32(col.stride), uint32(col.size)
+// writeColumn decodes column j of the batch and writes it.
+func (pw *ParquetWriter) writeColumn(j int, batch []int32, n int, cw *parquet.ColumnWriter) {
+	col := &pw.cols[j]
+	vals := col.vals[:n]
+	na, a := pw.nattr, col.Attr
 	if col.table != nil {
-		for r, cell := range batch {
-			vals[r] = col.table[cell/stride%size]
+		for r := range vals {
+			vals[r] = col.table[batch[r*na+a]]
 		}
 	} else {
-		for r, cell := range batch {
-			vals[r] = pw.value(i, int(cell/stride%size))
+		for r := range vals {
+			vals[r] = pw.value(j, int(batch[r*na+a]))
 		}
 	}
 	_, col.err = cw.WriteRowValues(vals)
 }
 
 func (pw *ParquetWriter) flush() error {
-	for i, cw := range pw.w.ColumnWriters() {
+	for j, cw := range pw.w.ColumnWriters() {
 		if err := cw.Close(); err != nil {
-			return fmt.Errorf("parquet: column %q: %w", pw.cols[i].attr.Name, err)
+			return fmt.Errorf("parquet: column %q: %w", pw.cols[j].Name, err)
 		}
 	}
 	if err := pw.w.Flush(); err != nil {

@@ -58,7 +58,13 @@ type Config struct {
 	// Sampling draws the rows from D; the CLI's default is Balanced (the
 	// zero value is Systematic).
 	Sampling SampleMethod
-	Values   DecodeSettings
+	// --- outputs: value rules, format and name of the synthetic file ---
+	// Values: how buckets and bins are written (--bins).
+	Values DecodeSettings
+	// Output: --format parquet|csv and --synthetic-file NAME; the output
+	// folder's file list and the manifest follow it (output.go).
+	Output OutputSettings
+	// --- end outputs ---
 
 	// Out is the output folder; Force allows replacing an earlier release
 	// in it.
@@ -227,7 +233,7 @@ func Run(ctx context.Context, cfg *Config, hooks *Hooks) (*Outcome, error) {
 		return nil, err
 	}
 
-	od, err := CreateOutDir(ctx, cfg.Out, &OutDirSettings{Force: cfg.Force})
+	od, err := CreateOutDir(ctx, cfg.Out, &OutDirSettings{Force: cfg.Force, Files: cfg.Output.Files()})
 	if err != nil {
 		return nil, err
 	}
@@ -350,7 +356,10 @@ func Run(ctx context.Context, cfg *Config, hooks *Hooks) (*Outcome, error) {
 		pr, err := eval.Public(&eval.PublicInput{
 			Workload: wl, Bounds: publicBounds(res.Bounds), Epsilon: cfg.Epsilon, Delta: cfg.Delta,
 			Rows: rows, Title: title, Solver: solverLabel,
-			Note: "A-priori bounds from the noise scales only: no statistic of the data appears here.",
+			// outputs: public facts only (plan0 was made before the data).
+			Rho: privacyFacts(cfg, ledger).Rho, Neighbours: cfg.Neighbours.String(), Accounting: accounting(ledger),
+			SolverParams: solverParams(setting.String(), plan0.Params),
+			Note:         "A-priori bounds from the noise scales only: no statistic of the data appears here.",
 		})
 		if err != nil {
 			return nil, err
@@ -366,6 +375,9 @@ func Run(ctx context.Context, cfg *Config, hooks *Hooks) (*Outcome, error) {
 			Workload: wl, True: truth, Synthetic: synthAns, Distribution: distAns,
 			DataRows: n, SyntheticRows: rows, Title: title, Solver: solverLabel,
 			RunTime: time.Since(start),
+			// outputs: privacy, solver parameters, one-way tables.
+			Privacy: privacyFacts(cfg, ledger), SolverParams: solverParams(setting.String(), res.Plan.Params),
+			OneWay: oneWayInput(releaseCounts, cells),
 		}
 		if len(internal) > 0 {
 			in.Note = "Repairs of the private data (internal, not DP): " + strings.Join(internal, "; ") + "."
@@ -413,7 +425,7 @@ func Run(ctx context.Context, cfg *Config, hooks *Hooks) (*Outcome, error) {
 		Output: OutputInfo{
 			Rows: rows, Sampling: cfg.Sampling.String(),
 			IntegerValues: cfg.Values.Integer.String(), NumericValues: cfg.Values.Numeric.String(),
-			Files: []string{SyntheticFile, ReportJSONFile, ReportHTMLFile, ManifestFile},
+			Format: cfg.Output.Format.String(), Files: cfg.Output.Files(),
 		},
 		Warnings: warnings,
 	}
@@ -462,10 +474,7 @@ func Run(ctx context.Context, cfg *Config, hooks *Hooks) (*Outcome, error) {
 
 	// Write, manifest last.
 	log.Info("writing", "dir", od.Dir(), "rows", rows)
-	if err := od.Write(ctx, SyntheticFile, 0o644, func(w io.Writer) error {
-		_, err := WriteParquet(ctx, w, rowCells, dec, &ParquetSettings{Metadata: [][2]string{{ManifestKey, string(manJSON)}}})
-		return err
-	}); err != nil {
+	if err := cfg.Output.WriteSynthetic(ctx, od, dom, rowCells, dec, manJSON); err != nil {
 		return nil, err
 	}
 	reportMode := os.FileMode(0o600)
@@ -571,6 +580,8 @@ func (cfg *Config) check() error {
 		return configErrorf("no output folder (--out)")
 	case cfg.workloadSpec().Check() != nil:
 		return cfg.workloadSpec().Check()
+	case cfg.Output.Check() != nil:
+		return cfg.Output.Check()
 	case cfg.Rows < 0:
 		return configErrorf("--rows must be positive, got %d", cfg.Rows)
 	case !(cfg.Holdout >= 0 && cfg.Holdout < 1):

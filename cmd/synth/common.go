@@ -125,9 +125,16 @@ type dataOptions struct {
 	UnknownToOther bool
 }
 
-func (o *dataOptions) AddFlags(fs *pflag.FlagSet) {
+func (o *dataOptions) AddFlags(fs *pflag.FlagSet) { o.addFlags(fs, true) }
+
+// addFlags adds the data flags; formatAlias also accepts --format for
+// --data-format (synth release uses --format for its output instead).
+func (o *dataOptions) addFlags(fs *pflag.FlagSet, formatAlias bool) {
 	fs.StringVar(&o.Data, "data", "", "the private table: CSV with a header row, or Parquet")
-	fs.StringVar(&o.Format, "format", "auto", "format of --data: auto, csv or parquet")
+	fs.StringVar(&o.Format, "data-format", "auto", "format of --data: auto, csv or parquet")
+	if formatAlias {
+		fs.StringVar(&o.Format, "format", "auto", "format of --data: auto, csv or parquet (same as --data-format)")
+	}
 	fs.StringVar(&o.CountColumn, "count-column", "", "pre-aggregated input: the column holding each row's count (e.g. from a SQL GROUP BY)")
 	fs.BoolVar(&o.Clamp, "clamp", false, "clamp integer and numeric values outside the declared bounds (row-wise; counted in the manifest)")
 	fs.BoolVar(&o.UnknownToOther, "unknown-to-other", false, "map unknown categories to the attribute's declared \"other\" value")
@@ -136,7 +143,7 @@ func (o *dataOptions) AddFlags(fs *pflag.FlagSet) {
 func (o *dataOptions) format() (ingest.Format, error) {
 	f, err := ingest.ParseFormat(o.Format)
 	if err != nil {
-		return 0, usagef("--format: %v", err)
+		return 0, usagef("--data-format: %v", err)
 	}
 	return f, nil
 }

@@ -29,6 +29,9 @@ type releaseOptions struct {
 	Sampling      string
 	IntegerValues string
 	NumericValues string
+	Bins          string
+	OutFormat     string
+	SynthFile     string
 	Out           string
 	Force         bool
 	Seed          string
@@ -39,7 +42,7 @@ type releaseOptions struct {
 }
 
 func (o *releaseOptions) AddFlags(fs *pflag.FlagSet) {
-	o.dataOptions.AddFlags(fs)
+	o.dataOptions.addFlags(fs, false)
 	fs.StringVar(&o.Domain, "domain", "", "domain file (JSON): the public description of the table")
 	o.workloadOptions.AddFlags(fs)
 	fs.Float64Var(&o.Epsilon, "epsilon", 0, "privacy budget ε (required)")
@@ -50,8 +53,11 @@ func (o *releaseOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Setting, "setting", "tuned", "solver setting: tuned or paper (the seeds' printed parameters)")
 	fs.Int64Var(&o.Rows, "rows", 0, "synthetic rows to write (default n; more rows cost no privacy)")
 	fs.StringVar(&o.Sampling, "sampling", "balanced", "how rows are drawn from the distribution: balanced (each cell within one of N·D, workload answers kept close to D's), systematic (each cell within one of N·D, unbiased) or iid")
-	fs.StringVar(&o.IntegerValues, "integer-values", "point", "integer buckets become: point (lower bound) or uniform (a draw in the bucket)")
-	fs.StringVar(&o.NumericValues, "numeric-values", "point", "numeric bins become: point (midpoint) or uniform (a draw in the bin)")
+	fs.StringVar(&o.Bins, "bins", "", "numeric bins and integer buckets become: midpoint (bin midpoint, bucket lower bound; the default), label (the text \"[20, 30)\"), lower-upper (two columns ATTR_lower, ATTR_upper) or uniform (a draw in the bin)")
+	fs.StringVar(&o.IntegerValues, "integer-values", "", "integer buckets only, as --bins (point = lower bound)")
+	fs.StringVar(&o.NumericValues, "numeric-values", "", "numeric bins only, as --bins (point = midpoint)")
+	fs.StringVar(&o.OutFormat, "format", "parquet", "format of the synthetic data: parquet (the domain and manifest in its metadata) or csv (header, RFC 4180, nulls as empty fields, gzip if the name ends in .gz; domain.json next to it)")
+	fs.StringVar(&o.SynthFile, "synthetic-file", "", "name of the synthetic data file in --out (default synthetic.parquet or synthetic.csv)")
 	fs.StringVar(&o.Out, "out", "", "output folder (created if needed)")
 	fs.BoolVar(&o.Force, "force", false, "replace an earlier release in --out")
 	fs.StringVar(&o.Seed, "seed", "", "seed the randomness (tests and demos: the output is NOT private against anyone who knows it)")
@@ -67,15 +73,19 @@ func init() {
 		name:    "release",
 		summary: "release a differentially private synthetic table",
 		usage: `Reads the data once, after the budget check, and writes to --out:
-synthetic.parquet, report.json and report.html (internal: computed on the
-private data, not differentially private; --public-report for bounds only)
-and manifest.json (the privacy spent). Every output is written atomically.
+synthetic.parquet (or, with --format csv, synthetic.csv and domain.json),
+report.json and report.html (internal: computed on the private data, not
+differentially private; --public-report for bounds only) and manifest.json
+(the privacy spent). Every output is written atomically. --data-format
+names the format of --data when its extension does not.
 
 Examples:
   synth release --data adult.csv --domain adult-domain.json --marginals 3 \
       --epsilon 1 --out release/
   synth release --data t.parquet --domain d.json --workload w.json \
       --epsilon 0.5 --delta 1e-9 --solver mwem --rows 100000 --out out/
+  synth release --data t.csv --domain d.json --marginals 2 --epsilon 1 \
+      --format csv --synthetic-file people.csv.gz --bins label --out out/
   synth release --config release.json --epsilon 2   # flags override the file`,
 		setup: setupFor[releaseOptions](runRelease),
 	})
@@ -117,12 +127,25 @@ func (o *releaseOptions) config() (*release.Config, error) {
 	if cfg.Sampling, err = release.ParseSampleMethod(o.Sampling); err != nil {
 		return nil, usagef("--sampling: %v", err)
 	}
-	if cfg.Values.Integer, err = release.ParseValueRule(o.IntegerValues); err != nil {
-		return nil, usagef("--integer-values: %v", err)
+	if o.Bins != "" && (o.IntegerValues != "" || o.NumericValues != "") {
+		return nil, usagef("give --bins, or --integer-values and --numeric-values, not both")
 	}
-	if cfg.Values.Numeric, err = release.ParseValueRule(o.NumericValues); err != nil {
-		return nil, usagef("--numeric-values: %v", err)
+	for _, v := range []struct {
+		flag, val string
+		rule      *release.ValueRule
+	}{{"bins", o.Bins, &cfg.Values.Integer}, {"bins", o.Bins, &cfg.Values.Numeric},
+		{"integer-values", o.IntegerValues, &cfg.Values.Integer}, {"numeric-values", o.NumericValues, &cfg.Values.Numeric}} {
+		if v.val == "" {
+			continue
+		}
+		if *v.rule, err = release.ParseValueRule(v.val); err != nil {
+			return nil, usagef("--%s: %v", v.flag, err)
+		}
 	}
+	if cfg.Output.Format, err = release.ParseOutputFormat(o.OutFormat); err != nil {
+		return nil, usagef("--format: %v", err)
+	}
+	cfg.Output.SyntheticFile = o.SynthFile
 	if o.Seed != "" {
 		s, err := strconv.ParseUint(o.Seed, 10, 64)
 		if err != nil {

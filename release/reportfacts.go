@@ -1,0 +1,44 @@
+package release
+
+import (
+	"math"
+
+	"github.com/dpsynth/synth/eval"
+	"github.com/dpsynth/synth/privacy"
+	"github.com/dpsynth/synth/universe"
+)
+
+// privacyFacts states the release's privacy for the reports: the budget
+// (ε, δ), its ρ under the chosen conversion (0 for a pure budget), the
+// neighbouring relation and the accounting. All public.
+func privacyFacts(cfg *Config, ledger *privacy.Ledger) eval.PrivacyInfo {
+	b := privacy.Budget{Eps: cfg.Epsilon, Delta: cfg.Delta}
+	p := eval.PrivacyInfo{Epsilon: cfg.Epsilon, Delta: cfg.Delta, Neighbours: cfg.Neighbours.String(), Accounting: accounting(ledger)}
+	if b.Delta > 0 {
+		if rho, err := b.Rho(cfg.Conversion); err == nil {
+			p.Rho = rho
+		}
+	}
+	return p
+}
+
+// solverParams lists a plan's parameters for a report, dropping values that
+// are not finite (parameters not yet known).
+func solverParams(setting string, params map[string]float64) []eval.Param {
+	clean := make(map[string]float64, len(params))
+	for k, v := range params {
+		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			clean[k] = v
+		}
+	}
+	return append([]eval.Param{{Name: "setting", Value: setting}}, eval.FloatParams(clean)...)
+}
+
+// oneWayInput computes the internal report's one-way tables: the data's
+// from its counts, the synthetic rows' from the sampled cells.
+func oneWayInput(data *universe.Counts, cells []CellCount) []eval.AttributeDist {
+	t, s := NewOneWay(data.Domain()), NewOneWay(data.Domain())
+	t.AddCounts(data)
+	s.AddCells(cells)
+	return OneWayDists(t, s)
+}
