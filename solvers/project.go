@@ -2,6 +2,7 @@ package solvers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -54,8 +55,15 @@ type Project struct {
 	// Converge turns off the SURE stopping rule and runs the least-squares
 	// fit to convergence (the Paper setting always does).
 	Converge bool
+	// Rounds is the nominal number of select–measure–fit rounds on the
+	// factored model when the workload does not fit one model (0: 16 per
+	// attribute, AIM's choice); it sets the first rounds' noise, and budget
+	// annealing shortens the run. RoundIters caps each round's warm-started
+	// fit (0: 100).
+	Rounds, RoundIters int
 
 	fitTrace    func(int, float64, []float64) // experiments: called after each step
+	finalMode   int                           // experiments: factored final fit (0 none, 1 cold + SURE, 2 warm + SURE)
 	shareExp    float64                       // experiments: ρ share ∝ cells^shareExp
 	orderWeight map[int]float64               // experiments: ρ share multiplier per order
 }
@@ -108,6 +116,15 @@ func (s *Project) Plan(sh *Shape) (*Plan, error) {
 		pub.N = 0
 	}
 	plan := &Plan{Solver: s.Name(), Setting: s.Setting, Params: map[string]float64{"rho": rho}}
+	if sh.Model == Factored {
+		if sh.Neighbours == AddRemove && s.Setting == Paper {
+			return nil, fmt.Errorf("project (paper): add/remove neighbours need marginal tables to estimate the private n, and the paper setting measures only the workload's own answers (use the tuned setting): %w", ErrUnsupported)
+		}
+		if err := s.planFactored(&pub, plan, rho); err != nil {
+			return nil, err
+		}
+		return plan, nil
+	}
 	var groups []group
 	if s.Setting == Paper {
 		if sh.Neighbours == AddRemove {
@@ -199,6 +216,13 @@ func (s *Project) fitIters() int {
 	return 2000
 }
 
+func (s *Project) roundIters() int {
+	if s.RoundIters > 0 {
+		return s.RoundIters
+	}
+	return 100
+}
+
 func (s *Project) fitTol() float64 {
 	if s.FitTol > 0 {
 		return s.FitTol
@@ -208,6 +232,22 @@ func (s *Project) fitTol() float64 {
 
 // Solve implements Solver.
 func (s *Project) Solve(ctx context.Context, p *Problem) (*Result, error) {
+	if p.Model == Factored {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if p.Rand == nil || p.N <= 0 || p.Workload == nil {
+			return nil, errors.New("solvers: project: incomplete problem (workload, random source, records)")
+		}
+		plan, err := s.Plan(&p.Shape)
+		if err != nil {
+			return nil, err
+		}
+		if err := p.charge(plan); err != nil {
+			return nil, err
+		}
+		return s.solveFactored(ctx, p, plan)
+	}
 	if err := checkProblem(p); err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dpsynth/synth/model"
 	"github.com/dpsynth/synth/privacy"
 	"github.com/dpsynth/synth/query"
 	"github.com/dpsynth/synth/universe"
@@ -94,6 +95,11 @@ type Shape struct {
 	// N, only its noise scales do.
 	N        int
 	Workload *query.Workload
+	// Model is the representation of D the solver must produce; Factored
+	// needs no explicit universe (only the project solver supports it).
+	Model ModelKind
+	// MaxModelBytes caps a factored model's memory (0: DefaultMaxModelBytes).
+	MaxModelBytes uint64
 }
 
 // K is the universe size (the workload's domain must be explicit).
@@ -119,7 +125,8 @@ type Plan struct {
 	// capped 1.2e10 -> 1e4").
 	Warnings []string
 
-	groups []group // measure-and-project: what is measured
+	groups   []group       // measure-and-project: what is measured
+	factored *factoredPlan // measure-and-project on the factored model
 }
 
 // Total is the zCDP ρ of the plan's ZCDP and Pure charges (Approx
@@ -151,7 +158,11 @@ type Problem struct {
 	// Op is the compiled workload.
 	Op Operator
 	// Counts is the data (private): the sparse histogram over the universe.
+	// Solvers on the factored model read Data instead and may find it nil.
 	Counts *universe.Counts
+	// Data serves marginal count tables of the data (private); for file
+	// sources it is Counts.
+	Data Data
 	// Answers are the exact workload answers on the data, fractions of N
 	// (private), len M.
 	Answers []float64
@@ -197,9 +208,14 @@ type Step struct {
 // Result is a solver's output.
 type Result struct {
 	// D is the synthetic distribution over the universe (len K, sums to 1,
-	// no NaN or Inf).
-	D    []float64
-	Plan *Plan
+	// no NaN or Inf); nil on the factored model.
+	D []float64
+	// Model is the synthetic distribution on the factored model (nil on the
+	// explicit one); Cliques are its junction tree's cliques. The caller
+	// owns Model and must Close it.
+	Model   *model.Model
+	Cliques [][]int
+	Plan    *Plan
 	// Trace has one Step per iteration (internal: its errors are computed on
 	// the private data).
 	Trace []Step

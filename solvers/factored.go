@@ -1,0 +1,528 @@
+package solvers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+	"time"
+
+	"github.com/dpsynth/synth/model"
+	"github.com/dpsynth/synth/privacy"
+	"github.com/dpsynth/synth/query"
+	"github.com/dpsynth/synth/universe"
+)
+
+// ModelKind is the representation of the synthetic distribution D.
+type ModelKind int
+
+const (
+	// Explicit: D is a dense vector over the whole universe.
+	Explicit ModelKind = iota
+	// Factored: D is a log-linear model on a junction tree over the
+	// measured attribute sets (package model); its cost follows the
+	// workload's structure, not the universe's size.
+	Factored
+)
+
+// String returns "explicit" or "factored".
+func (k ModelKind) String() string {
+	if k == Factored {
+		return "factored"
+	}
+	return "explicit"
+}
+
+// DefaultMaxModelBytes is the default cap on a factored model's memory
+// (Shape.MaxModelBytes = 0).
+const DefaultMaxModelBytes = 512 << 20
+
+// Data serves the private data to the measurement-based solvers as count
+// tables of attribute sets: the one seam through which every source (files,
+// pre-aggregated counts, SQL engines) reaches them. *universe.Counts
+// implements it.
+type Data interface {
+	// Marginals returns the count table of each set (attribute positions,
+	// increasing), in the set's mixed radix (last attribute fastest).
+	Marginals(ctx context.Context, sets [][]int) ([][]int64, error)
+}
+
+var _ Data = (*universe.Counts)(nil)
+
+// ErrModelTooLarge reports a factored model over its memory cap.
+var ErrModelTooLarge = errors.New("the model exceeds its memory cap")
+
+// factoredPlan is what the factored project solver will do.
+type factoredPlan struct {
+	adaptive bool
+	// Adaptive: the candidate sets (the workload's downward closure), their
+	// weights, the one-way σ (counts) and the rounds' total ρ.
+	cands   [][]int
+	weights []float64
+	sigma0  float64
+	rhoLeft float64
+	rounds  int
+	sens2   float64 // squared ℓ2 sensitivity of one marginal table
+	cap     uint64
+	// Non-adaptive: the measured groups (as for the explicit model).
+	tree *model.Tree
+}
+
+func (sh *Shape) maxModelBytes() uint64 {
+	if sh.MaxModelBytes > 0 {
+		return sh.MaxModelBytes
+	}
+	return DefaultMaxModelBytes
+}
+
+// planFactored plans the project solver on the factored model. When every
+// set the tuned rule measures fits one junction tree under the cap, it
+// measures them all at once (the same charges as on the explicit model).
+// Otherwise it runs select–measure–fit rounds in the spirit of AIM
+// (McKenna, Mullins, Sheldon and Miklau 2022): the one-way marginals first,
+// then rounds that each select a candidate set by the exponential mechanism
+// (score: weighted L1 error of the current model minus the expected noise),
+// measure it with the discrete Gaussian and re-fit, warm-started, with budget
+// annealing. The rounds' total is charged up front as one charge, so the
+// ledger holds the whole plan before any record is read.
+//
+// Privacy: the plan reads the budget, the workload, the domain, the
+// neighbouring relation and the cap: public inputs only (not n).
+func (s *Project) planFactored(sh *Shape, plan *Plan, rho float64) error {
+	w := sh.Workload
+	dom := w.Domain()
+	for _, fam := range w.Families() {
+		if fam.Kind != query.Marginals {
+			return fmt.Errorf("project on the factored model: workload family %s is not a marginal family; ranges, prefixes and predicates need --model explicit: %w", fam.Description, ErrUnsupported)
+		}
+	}
+	top := 0
+	for _, m := range w.Marginals() {
+		top = max(top, len(m.Attrs))
+	}
+	if top == 0 {
+		return fmt.Errorf("solvers: project: the workload has no queries")
+	}
+	capB := sh.maxModelBytes()
+	fp := &factoredPlan{sens2: marginalSens2(sh.Neighbours), cap: capB}
+	plan.factored = fp
+	plan.Params["max_model_bytes"] = float64(capB)
+	// Non-adaptive when the tuned rule's sets fit one tree.
+	if s.Setting == Tuned {
+		orders := s.Orders
+		if orders == nil {
+			orders = []int{max(top-1, 1), top}
+			if top == 1 {
+				orders = []int{1}
+			}
+		}
+		var sets [][]int
+		for _, r := range orders {
+			sets = append(sets, downwardClosure(w, r)...)
+		}
+		t, err := model.NewTree(dom.Sizes(), sets)
+		if err == nil && t.Bytes() <= capB {
+			fp.tree = t
+			var groups []group
+			for _, set := range sets {
+				groups = append(groups, group{attrs: set, sens2: fp.sens2})
+			}
+			share := make([]float64, len(groups))
+			for i, g := range groups {
+				share[i] = g.sens2
+			}
+			plan.Charges = calibrate(groups, share, rho, w, s.Name())
+			plan.groups = groups
+			plan.Params["groups"] = float64(len(groups))
+			plan.Params["model_bytes"] = float64(t.Bytes())
+			return nil
+		}
+	}
+	// Adaptive rounds.
+	fp.adaptive = true
+	d := dom.Len()
+	fp.rounds = s.Rounds
+	if fp.rounds <= 0 {
+		fp.rounds = 16 * d
+	}
+	for r := 1; r <= top; r++ {
+		fp.cands = append(fp.cands, downwardClosure(w, r)...)
+	}
+	for _, c := range fp.cands {
+		wt := 0.0
+		for _, m := range w.Marginals() {
+			wt += m.Weight * float64(len(intersectInts(c, m.Attrs)))
+		}
+		fp.weights = append(fp.weights, wt)
+	}
+	// Every one-way table, then rounds: each round's measurement gets 0.9
+	// and its selection 0.1 of ρ/rounds (AIM's initial split).
+	perRound := rho / float64(fp.rounds)
+	fp.sigma0 = privacy.CalibrateGaussian(0.9*perRound, 1, math.Sqrt(fp.sens2))
+	rho0 := 0.0
+	var oneway []group
+	for a := range d {
+		g := group{attrs: []int{a}, sens2: fp.sens2, sigma: fp.sigma0}
+		oneway = append(oneway, g)
+		rho0 += privacy.GaussianCost(math.Sqrt(g.sens2), g.sigma).Rho
+	}
+	if rho0 >= rho {
+		return fmt.Errorf("project on the factored model: the one-way marginals alone need ρ = %.4g of %.4g", rho0, rho)
+	}
+	fp.rhoLeft = (rho - rho0) * (1 - 1e-9)
+	plan.groups = oneway
+	plan.Charges = []privacy.Charge{
+		{
+			Label: fmt.Sprintf("%s: discrete Gaussian on the %d one-way marginals (ℓ2 sensitivity %.4g counts each, σ = %.4g counts)", s.Name(), d, math.Sqrt(fp.sens2), fp.sigma0),
+			Cost:  privacy.ZCDPCost(rho0),
+		},
+		{
+			Label: fmt.Sprintf("%s: adaptive rounds on the factored model (each: exponential-mechanism selection among %d candidate sets, then a discrete Gaussian measurement of the selected marginal; budget annealing; total at most this ρ)", s.Name(), len(fp.cands)),
+			Cost:  privacy.ZCDPCost(fp.rhoLeft),
+		},
+	}
+	plan.Params["rounds_nominal"] = float64(fp.rounds)
+	plan.Params["candidates"] = float64(len(fp.cands))
+	return nil
+}
+
+func intersectInts(a, b []int) []int {
+	var out []int
+	for _, x := range a {
+		for _, y := range b {
+			if x == y {
+				out = append(out, x)
+			}
+		}
+	}
+	return out
+}
+
+// noisyTable adds discrete Gaussian noise to a count table.
+func noisyTable(p *Problem, cnt []int64, sigma float64, out []float64) error {
+	dg, err := privacy.NewDiscreteGaussian(sigma)
+	if err != nil {
+		return err
+	}
+	for i, c := range cnt {
+		if p.noPrivacy {
+			out[i] = float64(c)
+			continue
+		}
+		out[i] = float64(c + dg.Sample(p.Rand))
+	}
+	return nil
+}
+
+// solveFactored runs the plan on the factored model.
+func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*Result, error) {
+	fp := plan.factored
+	if p.Data == nil {
+		return nil, errors.New("solvers: project on the factored model: no data source")
+	}
+	dom := p.Workload.Domain()
+	sizes := dom.Sizes()
+	start := time.Now()
+	settings := &model.Settings{}
+	fit := newFactoredFit(settings)
+	defer fit.close()
+	res := &Result{Plan: plan}
+
+	if !fp.adaptive {
+		sets := make([][]int, len(plan.groups))
+		for i, g := range plan.groups {
+			sets[i] = g.attrs
+		}
+		tabs, err := p.Data.Marginals(ctx, sets)
+		if err != nil {
+			return nil, err
+		}
+		noisy := make([][]float64, len(sets))
+		for i, g := range plan.groups {
+			noisy[i] = make([]float64, len(tabs[i]))
+			if err := noisyTable(p, tabs[i], g.sigma, noisy[i]); err != nil {
+				return nil, err
+			}
+		}
+		nHat := s.nHat(p, noisy, plan.groups)
+		ms := make([]fmeas, len(sets))
+		for i, g := range plan.groups {
+			ms[i] = toMeas(g.attrs, noisy[i], g.sigma, nHat)
+		}
+		fit.add(fp.tree, ms...)
+		if s.Setting == Tuned && !s.Converge {
+			fit.useSURE(p.Rand.NormFloat64, 0.01, 25)
+		}
+		if err := fit.run(ctx, s.fitIters(), s.fitTol()); err != nil {
+			return nil, err
+		}
+		res.Trace = append(res.Trace, Step{Iter: fit.iters, Selected: -1, Objective: fit.loss, MaxError: math.NaN(), Elapsed: time.Since(start)})
+		return s.factoredResult(p, plan, res, fit, nHat)
+	}
+
+	// Adaptive. The true tables of every candidate, in one batch (a SQL
+	// source answers them with one GROUPING SETS query).
+	tabs, err := p.Data.Marginals(ctx, fp.cands)
+	if err != nil {
+		return nil, err
+	}
+	// One-way measurements.
+	d := dom.Len()
+	noisy := make([][]float64, d)
+	candOf := map[string]int{}
+	for i, c := range fp.cands {
+		candOf[fmt.Sprint(c)] = i
+	}
+	for a := range d {
+		ci, ok := candOf[fmt.Sprint([]int{a})]
+		var cnt []int64
+		if ok {
+			cnt = tabs[ci]
+		} else {
+			t, err := p.Data.Marginals(ctx, [][]int{{a}})
+			if err != nil {
+				return nil, err
+			}
+			cnt = t[0]
+		}
+		noisy[a] = make([]float64, len(cnt))
+		if err := noisyTable(p, cnt, fp.sigma0, noisy[a]); err != nil {
+			return nil, err
+		}
+	}
+	nHat := s.nHat(p, noisy, plan.groups)
+	var measured [][]int
+	ms := make([]fmeas, d)
+	for a := range d {
+		ms[a] = toMeas([]int{a}, noisy[a], fp.sigma0, nHat)
+		measured = append(measured, []int{a})
+	}
+	tree, err := model.NewTree(sizes, measured)
+	if err != nil {
+		return nil, err
+	}
+	fit.add(tree, ms...)
+	if err := fit.run(ctx, s.roundIters(), s.fitTol()); err != nil {
+		return nil, err
+	}
+
+	rho := fp.rhoLeft
+	used := 0.0
+	sigma := fp.sigma0
+	perRound := 0.0
+	{
+		// The rounds' nominal split, as in the plan.
+		total := rho + float64(d)*privacy.GaussianCost(math.Sqrt(fp.sens2), fp.sigma0).Rho
+		perRound = total / float64(fp.rounds)
+	}
+	eps := privacy.CalibrateExponential(0.1*perRound, 1)
+	sens := math.Sqrt(fp.sens2)
+	scoreSens := 0.0
+	for _, w := range fp.weights {
+		scoreSens = max(scoreSens, w)
+	}
+	if sens*sens > 1.5 {
+		scoreSens *= 2 // replace-one: a record leaving one cell and entering another moves the L1 distance by 2
+	}
+	scores := make([]float64, len(fp.cands))
+	tmp := make([]float64, 0, len(fp.cands))
+	idx := make([]int, 0, len(fp.cands))
+	bufs := make([][]float64, len(fp.cands))
+	for i := range fp.cands {
+		bufs[i] = make([]float64, len(tabs[i]))
+	}
+	sizeOf := func(sets [][]int) (uint64, *model.Tree) {
+		t, err := model.NewTree(sizes, sets)
+		if err != nil {
+			return math.MaxUint64, nil
+		}
+		return t.Bytes(), t
+	}
+	round := 0
+	for final := false; !final; round++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		cost := privacy.GaussianCost(sens, sigma).Rho + privacy.ExponentialMechanismCost(eps).Rho
+		if rho-used < 2*cost {
+			// The last round spends what is left: 0.9 on the measurement,
+			// 0.1 on the selection.
+			left := rho - used
+			sigma = privacy.CalibrateGaussian(0.9*left, 1, sens)
+			eps = privacy.CalibrateExponential(0.1*left, 1)
+			cost = privacy.GaussianCost(sens, sigma).Rho + privacy.ExponentialMechanismCost(eps).Rho
+			final = true
+		}
+		if used+cost > rho {
+			return nil, fmt.Errorf("solvers: internal error: adaptive rounds would spend ρ %.6g of %.6g", used+cost, rho)
+		}
+		used += cost
+		// Candidates whose model stays under the cap, which grows with the
+		// budget spent (AIM's rule: early rounds keep the model small).
+		limit := float64(fp.cap) * (used + float64(d)*privacy.GaussianCost(sens, fp.sigma0).Rho) / (rho + float64(d)*privacy.GaussianCost(sens, fp.sigma0).Rho)
+		idx = idx[:0]
+		for i, c := range fp.cands {
+			if fit.tree.Covering(c) < 0 {
+				b, _ := sizeOf(append(measured[:len(measured):len(measured)], c))
+				if float64(b) > limit {
+					continue
+				}
+			}
+			if err := fit.cur.Marginal(c, bufs[i]); err != nil {
+				continue // too large to eliminate: not a candidate this round
+			}
+			l1 := 0.0
+			for k, v := range tabs[i] {
+				l1 += math.Abs(float64(v) - nHat*bufs[i][k])
+			}
+			bias := math.Sqrt(2/math.Pi) * sigma * float64(len(tabs[i]))
+			scores[i] = fp.weights[i] * (l1 - bias)
+			idx = append(idx, i)
+		}
+		if len(idx) == 0 {
+			return nil, fmt.Errorf("solvers: project: no candidate set fits the model cap of %s; raise --max-model-size: %w", universe.FormatBytes(new(big.Int).SetUint64(fp.cap)), ErrModelTooLarge)
+		}
+		sel := selectIndex(p, scores, idx, tmp, eps, scoreSens)
+		c := fp.cands[sel]
+		before := append([]float64(nil), bufs[sel]...)
+		y := make([]float64, len(tabs[sel]))
+		if err := noisyTable(p, tabs[sel], sigma, y); err != nil {
+			return nil, err
+		}
+		measured = append(measured, c)
+		t := fit.tree
+		if fit.tree.Covering(c) < 0 {
+			if _, t = sizeOf(measured); t == nil {
+				return nil, fmt.Errorf("solvers: internal error: no tree for %v", measured)
+			}
+		}
+		fit.add(t, toMeas(c, y, sigma, nHat))
+		iters := s.roundIters()
+		if final {
+			iters = s.fitIters()
+		}
+		if err := fit.run(ctx, iters, s.fitTol()); err != nil {
+			return nil, err
+		}
+		after := make([]float64, len(y))
+		if err := fit.cur.Marginal(c, after); err != nil {
+			return nil, err
+		}
+		moved := 0.0
+		for k := range after {
+			moved += math.Abs(after[k]-before[k]) * nHat
+		}
+		res.Trace = append(res.Trace, Step{Iter: round, Selected: sel, Objective: fit.loss, MaxError: math.NaN(), Elapsed: time.Since(start)})
+		if p.Progress != nil {
+			p.Progress(Progress{Iter: round + 1, Total: max(round+2, fp.rounds), Objective: fit.loss, Elapsed: time.Since(start)})
+		}
+		if !final && moved <= math.Sqrt(2/math.Pi)*sigma*float64(len(y)) {
+			// Annealing: the measurement barely moved the model; spend more
+			// per round.
+			sigma /= 2
+			eps *= 2
+		}
+	}
+	plan.Params["rounds"] = float64(round)
+	plan.Params["rho_rounds_spent"] = used
+	if s.finalMode != 0 {
+		// The final estimate: a fit of every measurement from the uniform
+		// distribution, stopped by SURE.
+		final := newFactoredFit(settings)
+		final.add(fit.tree, fit.meas...)
+		if s.finalMode == 2 {
+			for j := range fit.phi {
+				copy(final.phi[j], fit.phi[j])
+			}
+			final.cur.CopyFrom(fit.cur)
+			final.cur.Calibrate()
+			final.loss = final.evaluate(final.cur, final.mu)
+		}
+		fit.close()
+		fit = final
+		defer fit.close()
+		fit.useSURE(p.Rand.NormFloat64, 0.01, 25)
+		if err := fit.run(ctx, s.fitIters(), s.fitTol()); err != nil {
+			return nil, err
+		}
+	}
+	return s.factoredResult(p, plan, res, fit, nHat)
+}
+
+// selectIndex runs the exponential mechanism over the candidates in idx
+// (those still in the running: a public property of the model's size) and
+// returns the chosen candidate.
+func selectIndex(p *Problem, scores []float64, idx []int, tmp []float64, eps, sens float64) int {
+	tmp = tmp[:0]
+	for _, i := range idx {
+		tmp = append(tmp, scores[i])
+	}
+	if p.noPrivacy {
+		best := 0
+		for k, v := range tmp {
+			if v > tmp[best] {
+				best = k
+			}
+		}
+		return idx[best]
+	}
+	return idx[privacy.ExponentialMechanism(p.Rand, tmp, eps, sens)]
+}
+
+func toMeas(set []int, noisy []float64, sigma, nHat float64) fmeas {
+	y := make([]float64, len(noisy))
+	for i, v := range noisy {
+		y[i] = v / nHat
+	}
+	s := sigma / nHat
+	return fmeas{set: set, y: y, w: 1 / (s * s), sigma: sigma}
+}
+
+// nHat is n under replace-one, else the inverse-variance weighted mean of
+// the noisy tables' totals.
+func (s *Project) nHat(p *Problem, noisy [][]float64, groups []group) float64 {
+	if p.Neighbours != AddRemove {
+		return float64(p.N)
+	}
+	num, den := 0.0, 0.0
+	for i, t := range noisy {
+		sum := 0.0
+		for _, v := range t {
+			sum += v
+		}
+		v := float64(len(t)) * groups[min(i, len(groups)-1)].sigma * groups[min(i, len(groups)-1)].sigma
+		num += sum / v
+		den += 1 / v
+	}
+	return max(num/den, 1)
+}
+
+// factoredResult finishes a factored solve.
+func (s *Project) factoredResult(p *Problem, plan *Plan, res *Result, fit *factoredFit, nHat float64) (*Result, error) {
+	plan.Params["fit_steps"] = float64(fit.iters)
+	plan.Params["fit_evals"] = float64(fit.evals)
+	plan.Params["fit_loss"] = fit.loss
+	plan.Params["model_bytes"] = float64(fit.tree.Bytes())
+	if p.Neighbours == AddRemove {
+		plan.Params["n_estimate"] = nHat
+	}
+	res.Model = fit.cur
+	fit.cur = nil // kept by the result
+	fit.try.Close()
+	fit.try = nil
+	res.Cliques = fit.tree.Cliques()
+	for _, m := range fit.meas {
+		res.Bounds = append(res.Bounds, Bound{
+			Scope: "marginal", Name: setLabel(p.Workload, m.set), Queries: len(m.y),
+			Value: 1.959963984540054 * m.sigma / nHat, Confidence: 0.95,
+			Method: fmt.Sprintf("noise of each measured count: discrete Gaussian, σ = %.3g (fraction of rows), two-sided 95%% per query; the released answers are fitted to these measurements, and the fit's bias is not covered", m.sigma/nHat),
+		})
+	}
+	return res, nil
+}
+
+func setLabel(w *query.Workload, set []int) string {
+	g := group{attrs: set}
+	return g.label(w)
+}
