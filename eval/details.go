@@ -135,7 +135,7 @@ func baseline(w *query.Workload, ow []OneWay, truth []float64) (*Baseline, []flo
 }
 
 // drills returns the drill-down of the worst marginals by L1.
-func drills(w *query.Workload, r *Report) []Drill {
+func drills(w *query.Workload, r *Report, in *Input, errs []float64) []Drill {
 	order := make([]int, len(r.Marginals))
 	for i := range order {
 		order[i] = i
@@ -150,12 +150,11 @@ func drills(w *query.Workload, r *Report) []Drill {
 			idx[c] = m.Offset + c
 		}
 		if len(idx) > DrillCells {
-			slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(r.Queries[b].AbsError, r.Queries[a].AbsError) })
+			slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(errs[b], errs[a]) })
 			idx = idx[:DrillCells]
 		}
 		for _, j := range idx {
-			q := r.Queries[j]
-			d.Shown = append(d.Shown, DrillCell{Label: q.Label, True: q.True, Synthetic: q.Synthetic, AbsError: q.AbsError})
+			d.Shown = append(d.Shown, DrillCell{Label: w.Label(j), True: in.True[j], Synthetic: in.Synthetic[j], AbsError: errs[j]})
 		}
 		out = append(out, d)
 	}

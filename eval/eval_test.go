@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"flag"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -426,5 +428,33 @@ func TestBaselineAndDrilldown(t *testing.T) {
 	r, err = Evaluate(in)
 	if err != nil || r.Baseline != nil || r.OneWay != nil {
 		t.Errorf("no one-way tables: baseline %v, one_way %v, err %v; want none", r.Baseline, r.OneWay, err)
+	}
+}
+
+// TestPercentileSelect: the quickselect percentile equals the sorted
+// nearest-rank value on random, constant and tied inputs.
+func TestPercentileSelect(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for trial := range 300 {
+		n := 1 + r.IntN(200)
+		xs := make([]float64, n)
+		for i := range xs {
+			switch trial % 3 {
+			case 0:
+				xs[i] = r.Float64()
+			case 1:
+				xs[i] = float64(r.IntN(4))
+			default:
+				xs[i] = 1
+			}
+		}
+		for _, q := range []float64{0.01, 0.5, 0.95, 1} {
+			s := slices.Clone(xs)
+			slices.Sort(s)
+			want := s[min(max(int(math.Ceil(q*float64(n)))-1, 0), n-1)]
+			if got := Percentile(xs, q); got != want {
+				t.Fatalf("Percentile(%v, %v) = %v, want %v", xs, q, got, want)
+			}
+		}
 	}
 }

@@ -234,9 +234,12 @@ var internalTmpl = template.Must(template.New("report").Funcs(funcs).Parse(`<!DO
 // and inline SVG plots (gonum/plot), no scripts, fonts, images or links.
 // The page carries a visible banner with InternalStamp.
 func (r *Report) WriteHTML(w io.Writer) error {
-	errs := make([]float64, len(r.Queries))
-	for j, q := range r.Queries {
-		errs[j] = q.AbsError
+	errs := r.errs
+	if errs == nil {
+		errs = make([]float64, len(r.Queries))
+		for j, q := range r.Queries {
+			errs[j] = q.AbsError
+		}
 	}
 	worstM := slices.Clone(r.Marginals)
 	slices.SortStableFunc(worstM, func(a, b MarginalError) int { return cmp.Compare(b.TV, a.TV) })
@@ -260,6 +263,9 @@ func (r *Report) WriteHTML(w io.Writer) error {
 	}
 	if data.Scatter, data.ScatterCaption, err = answerScatter(r.Queries); err != nil {
 		return fmt.Errorf("eval: answer scatter: %w", err)
+	}
+	if r.QueriesOmitted > 0 {
+		data.ScatterCaption = fmt.Sprintf("The %d worst of %d queries (the report lists at most %d). ", len(r.Queries), len(r.Queries)+r.QueriesOmitted, MaxReportQueries) + data.ScatterCaption
 	}
 	if data.Worst, err = worstMarginals(worstM[:min(len(worstM), 15)]); err != nil {
 		return fmt.Errorf("eval: worst marginals: %w", err)

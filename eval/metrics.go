@@ -54,7 +54,49 @@ func Percentile(xs []float64, q float64) float64 {
 		return 0
 	}
 	s := slices.Clone(xs)
-	slices.Sort(s)
 	r := int(math.Ceil(q*float64(len(s)))) - 1
-	return s[min(max(r, 0), len(s)-1)]
+	return selectKth(s, min(max(r, 0), len(s)-1))
+}
+
+// selectKth returns the k-th smallest value of s (0-based), reordering s:
+// quickselect with a median-of-three pivot, O(len(s)) expected, so that a
+// report over 10^7 queries does not sort them.
+func selectKth(s []float64, k int) float64 {
+	lo, hi := 0, len(s)-1
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if s[mid] < s[lo] {
+			s[mid], s[lo] = s[lo], s[mid]
+		}
+		if s[hi] < s[lo] {
+			s[hi], s[lo] = s[lo], s[hi]
+		}
+		if s[hi] < s[mid] {
+			s[hi], s[mid] = s[mid], s[hi]
+		}
+		p := s[mid]
+		i, j := lo, hi
+		for i <= j {
+			for s[i] < p {
+				i++
+			}
+			for s[j] > p {
+				j--
+			}
+			if i <= j {
+				s[i], s[j] = s[j], s[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return s[k]
+		}
+	}
+	return s[k]
 }

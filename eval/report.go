@@ -97,11 +97,21 @@ type Report struct {
 	// Marginals lists each marginal set of the workload, in workload
 	// order.
 	Marginals []MarginalError `json:"marginals"`
-	// Queries lists every query, in workload order.
+	// Queries lists every query, in workload order, when there are at most
+	// MaxReportQueries; otherwise the MaxReportQueries worst (by absolute
+	// error), in workload order, and QueriesOmitted counts the others (a
+	// workload of all 3-way marginals of a 14-attribute table has 2·10^7
+	// cells: listing them all would take gigabytes).
 	Queries        []QueryError `json:"queries"`
+	QueriesOmitted int          `json:"queries_omitted,omitempty"`
 	Trace          TraceSummary `json:"trace"`
 	RunTimeSeconds float64      `json:"run_time_seconds"`
+
+	errs []float64 // every query's absolute error (for the histogram)
 }
+
+// MaxReportQueries bounds the queries listed one by one in a report.
+const MaxReportQueries = 50000
 
 // WorkloadInfo describes the workload.
 type WorkloadInfo struct {
@@ -270,8 +280,30 @@ func Evaluate(in *Input) (*Report, error) {
 	// The report keeps its own copies: pointers into the caller's slices
 	// would change with them.
 	dist, hold := slices.Clone(in.Distribution), slices.Clone(in.Holdout)
-	r.Queries = make([]QueryError, m)
-	for j := range m {
+	kept := make([]int, m)
+	for j := range kept {
+		kept[j] = j
+	}
+	if m > MaxReportQueries {
+		// The worst MaxReportQueries, in workload order: every query above
+		// the threshold error, then ties at it in order.
+		thr := selectKth(slices.Clone(errs), m-MaxReportQueries)
+		kept = kept[:0]
+		for j, e := range errs {
+			if e > thr {
+				kept = append(kept, j)
+			}
+		}
+		for j, e := range errs {
+			if e == thr && len(kept) < MaxReportQueries {
+				kept = append(kept, j)
+			}
+		}
+		slices.Sort(kept)
+		r.QueriesOmitted = m - len(kept)
+	}
+	r.Queries = make([]QueryError, len(kept))
+	for i, j := range kept {
 		q := QueryError{Label: w.Label(j), True: in.True[j], Synthetic: in.Synthetic[j], AbsError: errs[j]}
 		if dist != nil {
 			q.Distribution = &dist[j]
@@ -279,7 +311,7 @@ func Evaluate(in *Input) (*Report, error) {
 		if hold != nil {
 			q.Holdout = &hold[j]
 		}
-		r.Queries[j] = q
+		r.Queries[i] = q
 	}
 	r.Marginals = make([]MarginalError, len(w.Marginals()))
 	for i, s := range w.Marginals() {
@@ -303,7 +335,8 @@ func Evaluate(in *Input) (*Report, error) {
 		}
 		r.Marginals[i] = me
 	}
-	r.Drilldown = drills(w, r)
+	r.Drilldown = drills(w, r, in, errs)
+	r.errs = slices.Clone(errs)
 	return r, nil
 }
 

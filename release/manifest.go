@@ -80,6 +80,13 @@ type SolverInfo struct {
 	Name       string `json:"name"`
 	Setting    string `json:"setting"`
 	Iterations int    `json:"iterations"`
+	// Model is the representation of D: "explicit" or "factored" (absent
+	// in manifests of earlier versions, which were explicit).
+	Model string `json:"model,omitempty"`
+	// Cliques are the factored model's junction-tree cliques (attribute
+	// names). They follow from the measured sets, which the adaptive rounds
+	// choose privately: a noisy output.
+	Cliques [][]string `json:"cliques,omitempty"`
 }
 
 // PrivacyInfo is the privacy statement of the release.

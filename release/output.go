@@ -114,12 +114,20 @@ func (s OutputSettings) NewRowWriter(out io.Writer, dec *Decoder, manifest []byt
 // WriteSynthetic writes the synthetic rows (cells of an indexable
 // universe) and, for CSV, domain.json into the output folder.
 func (s OutputSettings) WriteSynthetic(ctx context.Context, od *OutDir, dom *universe.Domain, cells []uint32, dec *Decoder, manifest []byte) error {
+	return s.WriteSyntheticRows(ctx, od, dom, dec, manifest, func(rw RowWriter) error {
+		return WriteCells(ctx, rw, dom, cells)
+	})
+}
+
+// WriteSyntheticRows writes the synthetic file, whose rows fill streams to
+// the writer, and, for CSV, domain.json into the output folder.
+func (s OutputSettings) WriteSyntheticRows(ctx context.Context, od *OutDir, dom *universe.Domain, dec *Decoder, manifest []byte, fill func(RowWriter) error) error {
 	if err := od.Write(ctx, s.Name(), 0o644, func(w io.Writer) error {
 		rw, err := s.NewRowWriter(w, dec, manifest)
 		if err != nil {
 			return err
 		}
-		if err := WriteCells(ctx, rw, dom, cells); err != nil {
+		if err := fill(rw); err != nil {
 			return err
 		}
 		return rw.Close()

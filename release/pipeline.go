@@ -1,17 +1,13 @@
 package release
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"math"
-	"os"
 	"path/filepath"
-	"strings"
-	"time"
 
 	"github.com/dpsynth/synth/eval"
 	"github.com/dpsynth/synth/ingest"
@@ -83,9 +79,16 @@ type Config struct {
 	// (safe to publish) instead of the internal ones.
 	PublicReport bool
 
-	// MemoryCap limits the explicit vectors over the universe (0: the
-	// default of universe.DefaultMemoryCap).
+	// MemoryCap caps the release's estimated peak memory, in bytes (0: the
+	// default of universe.DefaultMemoryCap); a release over it is refused
+	// before the data is read.
 	MemoryCap uint64
+	// Model chooses the representation of the synthetic distribution:
+	// ModelAuto (the default), ModelExplicit or ModelFactored.
+	Model ModelChoice
+	// MaxModelBytes caps a factored model's memory (0: the default of
+	// solvers.DefaultMaxModelBytes).
+	MaxModelBytes uint64
 
 	// Title heads the reports (default: the data file's name and workload).
 	Title string
@@ -104,6 +107,10 @@ type Hooks struct {
 	Log *slog.Logger
 	// Progress is called after each solver iteration.
 	Progress func(solvers.Progress)
+	// ProgressLog asks for progress lines with an estimate of the time
+	// left on Log (at level Warn, every 10 s) during long phases: for
+	// batch logs, when stderr is not a terminal.
+	ProgressLog bool
 	// Internal receives messages for the operator only (stderr), never
 	// written to a public file: statistics of the private data such as how
 	// many values were repaired (nil: sent to Log as warnings).
@@ -140,6 +147,7 @@ type Outcome struct {
 	Holdout        int64   `json:"holdout_records,omitempty"`
 	Solver         string  `json:"solver"`
 	Setting        string  `json:"setting"`
+	Model          string  `json:"model"`
 	Epsilon        float64 `json:"epsilon"`
 	Delta          float64 `json:"delta"`
 	// Spent is the ε the charges compose to (at the budget's δ).
@@ -151,359 +159,6 @@ type Outcome struct {
 	Errors   *eval.Metrics `json:"internal_errors,omitempty"`
 	Warnings []string      `json:"warnings,omitempty"`
 	Seconds  float64       `json:"seconds"`
-}
-
-// Run performs a release. Everything that can be checked without the data
-// — settings, domain, workload, budget, output folder — is checked before
-// the data is opened; the privacy charges are checked against the budget
-// before a record is read. On any error or cancellation nothing is left in
-// the output folder.
-func Run(ctx context.Context, cfg *Config, hooks *Hooks) (*Outcome, error) {
-	start := time.Now()
-	if hooks == nil {
-		hooks = &Hooks{}
-	}
-	log := hooks.Log
-	if log == nil {
-		log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	if err := cfg.check(); err != nil {
-		return nil, err
-	}
-	budget := privacy.Budget{Eps: cfg.Epsilon, Delta: cfg.Delta}
-	if err := budget.Validate(); err != nil {
-		return nil, &ConfigError{Msg: err.Error()}
-	}
-
-	// Public inputs.
-	dom, err := universe.LoadDomain(cfg.Domain)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := dom.CheckExplicit(cfg.MemoryCap); err != nil {
-		return nil, fmt.Errorf("%s: %w", cfg.Domain, err)
-	}
-	wl, wlDesc, err := loadWorkload(cfg.workloadSpec(), dom)
-	if err != nil {
-		return nil, err
-	}
-	solverName := cfg.Solver
-	if solverName == "" {
-		solverName = "project"
-	}
-	setting, err := solvers.ParseSetting(cfg.Setting)
-	if err != nil {
-		return nil, &ConfigError{Msg: err.Error()}
-	}
-	solver, err := solvers.New(solverName, setting)
-	if err != nil {
-		return nil, &ConfigError{Msg: err.Error()}
-	}
-
-	// The budget check, before any record is read.
-	ledger, err := privacy.NewLedger(budget, &privacy.LedgerSettings{Conversion: cfg.Conversion, Neighbours: cfg.Neighbours.String()})
-	if err != nil {
-		return nil, &ConfigError{Msg: err.Error()}
-	}
-	shape := solvers.Shape{Budget: budget, Conversion: cfg.Conversion, Neighbours: cfg.Neighbours, Workload: wl}
-	plan0, err := solver.Plan(&shape)
-	if err != nil {
-		// A pure budget (δ = 0) that the solver's mechanisms cannot meet is
-		// the ledger's refusal (exit 77), whatever else the solver says.
-		if budget.Delta == 0 {
-			if refusal := pureRefusal(solver, &shape, ledger); refusal != nil {
-				return nil, refusal
-			}
-		}
-		if errors.Is(err, solvers.ErrUnsupported) {
-			return nil, &ConfigError{Msg: err.Error()}
-		}
-		return nil, err
-	}
-	if err := ledger.Check(plan0.Charges...); err != nil {
-		return nil, err
-	}
-	log.Info("budget checked", "epsilon", cfg.Epsilon, "delta", cfg.Delta, "solver", solverName, "setting", setting.String(), "charges", len(plan0.Charges))
-
-	var rnd *privacy.Rand
-	if cfg.Seed != nil {
-		rnd = privacy.NewSeeded(*cfg.Seed)
-		log.Info("seeded run: " + rnd.Describe())
-	} else if rnd, err = privacy.NewSecure(); err != nil {
-		return nil, err
-	}
-
-	od, err := CreateOutDir(ctx, cfg.Out, &OutDirSettings{Force: cfg.Force, Files: cfg.Output.Files()})
-	if err != nil {
-		return nil, err
-	}
-	defer od.Abort()
-
-	// The private data.
-	log.Info("reading data", "file", cfg.Data)
-	counts, stats, err := ingest.ReadFile(ctx, cfg.Data, dom, ingest.Options{Format: cfg.DataFormat, Policy: cfg.Policy, CountColumn: cfg.CountColumn})
-	if err != nil {
-		return nil, err
-	}
-	if counts.Total() == 0 {
-		return nil, &DataError{File: cfg.Data, Msg: "no records to release (every count is zero)"}
-	}
-	var warnings []string
-	// Repair counts are exact statistics of the private data: they go to
-	// the operator (stderr) and the internal report, never to a public file.
-	internal := repairMessages(stats.Repairs)
-	for _, msg := range internal {
-		if hooks.Internal != nil {
-			hooks.Internal(msg)
-		} else {
-			log.Warn(msg)
-		}
-	}
-	releaseCounts, holdoutCounts := counts, (*universe.Counts)(nil)
-	if cfg.Holdout > 0 {
-		releaseCounts, holdoutCounts, err = splitHoldout(counts, cfg.Holdout, rnd)
-		if err != nil {
-			return nil, err
-		}
-		if releaseCounts.Total() == 0 {
-			return nil, &DataError{File: cfg.Data, Msg: fmt.Sprintf("no records left to release after holding out %.0f%%", 100*cfg.Holdout)}
-		}
-		log.Info("held out records", "holdout", holdoutCounts.Total(), "release", releaseCounts.Total())
-	}
-	n := releaseCounts.Total()
-	log.Info("data read", "records", counts.Total(), "distinct_cells", stats.Distinct)
-
-	op, err := wl.Compile(&query.CompileSettings{MemoryCap: cfg.MemoryCap})
-	if err != nil {
-		return nil, err
-	}
-	defer op.Close()
-	truth := wl.AnswerCounts(releaseCounts, make([]float64, wl.M()))
-
-	// Solve. The plan with n known must cost what was checked. Under
-	// add/remove n is private: the plan never sees it (the solver gets it
-	// in the Problem, for its private steps only).
-	shape.N = int(n)
-	planShape := shape
-	if cfg.Neighbours == solvers.AddRemove {
-		planShape.N = 0
-	}
-	plan, err := solver.Plan(&planShape)
-	if err != nil {
-		return nil, err
-	}
-	if !sameCost(plan0, plan) {
-		return nil, fmt.Errorf("release: internal error: the plan's cost changed once n was known (ρ %v vs %v)", plan0.Total(), plan.Total())
-	}
-	log.Info("solving", "solver", solverName, "iterations", plan.Iterations)
-	res, err := solver.Solve(ctx, &solvers.Problem{
-		Shape: shape, Op: op, Counts: releaseCounts, Answers: truth,
-		Rand: rnd, Ledger: ledger, Progress: hooks.Progress,
-	})
-	if err != nil {
-		return nil, err
-	}
-	warnings = append(warnings, res.Plan.Warnings...)
-
-	// Sample and decode.
-	rows := cfg.Rows
-	if rows == 0 {
-		rows = n
-		if cfg.Neighbours == solvers.AddRemove {
-			rows = max(int64(math.Round(res.Plan.Params["n_estimate"])), 1)
-		}
-	}
-	if rows > math.MaxUint32 {
-		return nil, configErrorf("--rows %d: at most %d rows per release", rows, uint64(math.MaxUint32))
-	}
-	cells, err := Sample(nil, res.D, rows, cfg.Sampling, rnd)
-	if err != nil {
-		return nil, err
-	}
-	if cfg.Sampling == Balanced {
-		var bs BalanceStats
-		if cells, bs, err = Balance(cells, res.D, rows, op, MarginalTouch(wl), balanceRounds); err != nil {
-			return nil, err
-		}
-		log.Info("balanced the rows", "rounds", bs.Rounds, "moves", bs.Moves, "rms_before", bs.Before, "rms_after", bs.After)
-	}
-	rowCells := Rows(nil, cells, rnd)
-	dec, err := NewDecoder(dom, &cfg.Values, rnd)
-	if err != nil {
-		return nil, err
-	}
-
-	// Reports.
-	synthAns := make([]float64, wl.M())
-	op.Answer(Histogram(cells, make([]float64, op.K())), synthAns)
-	distAns := make([]float64, wl.M())
-	op.Answer(res.D, distAns)
-	title := cfg.Title
-	if title == "" {
-		name := cfg.DataName
-		if name == "" {
-			name = filepath.Base(cfg.Data)
-		}
-		title = name + ", " + wlDesc
-	}
-	solverLabel := fmt.Sprintf("%s (%s)", solverName, setting)
-	var (
-		reportJSON []byte
-		reportHTML strings.Builder
-		metrics    *eval.Metrics
-	)
-	if cfg.PublicReport {
-		pr, err := eval.Public(&eval.PublicInput{
-			Workload: wl, Bounds: publicBounds(res.Bounds), Epsilon: cfg.Epsilon, Delta: cfg.Delta,
-			Rows: rows, Title: title, Solver: solverLabel,
-			// outputs: public facts only (plan0 was made before the data).
-			Rho: privacyFacts(cfg, ledger).Rho, Neighbours: cfg.Neighbours.String(), Accounting: accounting(ledger),
-			SolverParams: solverParams(setting.String(), plan0.Params),
-			Note:         "A-priori bounds from the noise scales only: no statistic of the data appears here.",
-		})
-		if err != nil {
-			return nil, err
-		}
-		if reportJSON, err = pr.JSON(); err != nil {
-			return nil, err
-		}
-		if err := pr.WriteHTML(&reportHTML); err != nil {
-			return nil, err
-		}
-	} else {
-		in := &eval.Input{
-			Workload: wl, True: truth, Synthetic: synthAns, Distribution: distAns,
-			DataRows: n, SyntheticRows: rows, Title: title, Solver: solverLabel,
-			RunTime: time.Since(start),
-			// outputs: privacy, solver parameters, one-way tables.
-			Privacy: privacyFacts(cfg, ledger), SolverParams: solverParams(setting.String(), res.Plan.Params),
-			OneWay: oneWayInput(releaseCounts, cells),
-		}
-		if len(internal) > 0 {
-			in.Note = "Repairs of the private data (internal, not DP): " + strings.Join(internal, "; ") + "."
-		}
-		if holdoutCounts != nil {
-			in.Holdout = wl.AnswerCounts(holdoutCounts, make([]float64, wl.M()))
-			in.HoldoutRows = holdoutCounts.Total()
-		}
-		for _, st := range res.Trace {
-			obj := st.MaxError
-			if math.IsNaN(obj) {
-				obj = st.Objective
-			}
-			if !math.IsNaN(obj) && !math.IsInf(obj, 0) {
-				in.Trace = append(in.Trace, eval.TracePoint{Iteration: st.Iter, Objective: obj, Elapsed: st.Elapsed})
-			}
-		}
-		rep, err := eval.Evaluate(in)
-		if err != nil {
-			return nil, err
-		}
-		m := rep.Errors.Synthetic
-		metrics = &m
-		if reportJSON, err = rep.JSON(); err != nil {
-			return nil, err
-		}
-		if err := rep.WriteHTML(&reportHTML); err != nil {
-			return nil, err
-		}
-	}
-
-	// The manifest.
-	spent := ledger.Spent()
-	man := &Manifest{
-		Schema:  ManifestSchema,
-		Tool:    ToolInfo{Name: "synth", Version: cfg.Version, Commit: cfg.Commit},
-		Started: Timestamp(start),
-		Solver:  SolverInfo{Name: solverName, Setting: setting.String(), Iterations: res.Plan.Iterations},
-		Privacy: PrivacyInfo{
-			Neighbouring: cfg.Neighbours.String(),
-			Accounting:   accounting(ledger),
-			Budget:       Budget{Epsilon: cfg.Epsilon, Delta: cfg.Delta},
-			Total:        Total{Epsilon: spent.Eps, Delta: spent.Delta},
-		},
-		Output: OutputInfo{
-			Rows: rows, Sampling: cfg.Sampling.String(),
-			IntegerValues: cfg.Values.Integer.String(), NumericValues: cfg.Values.Numeric.String(),
-			Format: cfg.Output.Format.String(), Files: cfg.Output.Files(),
-		},
-		Warnings: warnings,
-	}
-	if spent.Rho > 0 {
-		r := spent.Rho
-		man.Privacy.Total.Rho = &r
-	}
-	for _, c := range ledger.Charges() {
-		mc := Charge{Label: c.Label}
-		switch c.Kind {
-		case privacy.ZCDP:
-			r := c.Rho
-			mc.Rho = &r
-		case privacy.Pure:
-			r, e := c.Rho, c.Eps
-			mc.Rho, mc.Epsilon = &r, &e
-		case privacy.Approx:
-			e, d := c.Eps, c.Delta
-			mc.Epsilon, mc.Delta = &e, &d
-		}
-		man.Privacy.Charges = append(man.Privacy.Charges, mc)
-	}
-	if rnd.Secure() {
-		man.Randomness = SecureRandomness()
-	} else {
-		man.Randomness = SeededRandomness()
-	}
-	for _, in := range []struct{ role, path, name string }{{"domain", cfg.Domain, cfg.DomainName}, {"workload", cfg.Workload, ""}, {"config", cfg.ConfigFile, ""}} {
-		if in.path == "" {
-			continue
-		}
-		h, err := HashFile(in.path)
-		if err != nil {
-			return nil, err
-		}
-		if in.name == "" {
-			in.name = in.path
-		}
-		man.Inputs = append(man.Inputs, InputFile{Role: in.role, Path: in.name, SHA256: h})
-	}
-	man.Finished = Timestamp(time.Now())
-	manJSON, err := man.JSON()
-	if err != nil {
-		return nil, err
-	}
-
-	// Write, manifest last.
-	log.Info("writing", "dir", od.Dir(), "rows", rows)
-	if err := cfg.Output.WriteSynthetic(ctx, od, dom, rowCells, dec, manJSON); err != nil {
-		return nil, err
-	}
-	reportMode := os.FileMode(0o600)
-	if cfg.PublicReport {
-		reportMode = 0o644
-	}
-	if err := od.Write(ctx, ReportJSONFile, reportMode, writeBytes(reportJSON)); err != nil {
-		return nil, err
-	}
-	if err := od.Write(ctx, ReportHTMLFile, reportMode, writeBytes([]byte(reportHTML.String()))); err != nil {
-		return nil, err
-	}
-	if err := od.Write(ctx, ManifestFile, 0o644, writeBytes(manJSON)); err != nil {
-		return nil, err
-	}
-	if err := od.Commit(ctx); err != nil {
-		return nil, err
-	}
-	out := &Outcome{
-		Dir: od.Dir(), Files: man.Output.Files, Rows: rows, Records: n,
-		Solver: solverName, Setting: setting.String(), Epsilon: cfg.Epsilon, Delta: cfg.Delta,
-		Spent: spent.Eps, Rho: spent.Rho, Randomness: man.Randomness.Source, Errors: metrics,
-		Warnings: warnings, Seconds: time.Since(start).Seconds(),
-		RecordsPrivate: cfg.Neighbours == solvers.AddRemove,
-	}
-	if holdoutCounts != nil {
-		out.Holdout = holdoutCounts.Total()
-	}
-	return out, nil
 }
 
 // pureRefusal explains why a solver that cannot plan under a pure budget
@@ -588,6 +243,13 @@ func (cfg *Config) check() error {
 		return configErrorf("--holdout must be in [0, 1), got %v", cfg.Holdout)
 	}
 	return nil
+}
+
+func (cfg *Config) memoryCap() uint64 {
+	if cfg.MemoryCap > 0 {
+		return cfg.MemoryCap
+	}
+	return universe.DefaultMemoryCap
 }
 
 func (cfg *Config) workloadSpec() WorkloadSpec {

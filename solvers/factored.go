@@ -182,9 +182,22 @@ func (s *Project) planFactored(sh *Shape, plan *Plan, rho float64) error {
 			Cost:  privacy.ZCDPCost(fp.rhoLeft),
 		},
 	}
+	cells := 0.0
+	for _, c := range fp.cands {
+		cells += cellsOfSizes(dom.Sizes(), c)
+	}
+	plan.Params["candidate_cells"] = cells
 	plan.Params["rounds_nominal"] = float64(fp.rounds)
 	plan.Params["candidates"] = float64(len(fp.cands))
 	return nil
+}
+
+func cellsOfSizes(sizes, set []int) float64 {
+	c := 1.0
+	for _, a := range set {
+		c *= float64(sizes[a])
+	}
+	return c
 }
 
 func intersectInts(a, b []int) []int {

@@ -23,6 +23,7 @@ const (
 	ExitCantOut  = 73 // an output file or folder cannot be created
 	ExitIO       = 74 // an I/O error while reading or writing
 	ExitBudget   = 77 // the privacy budget does not cover the requested release
+	ExitMemory   = 78 // the release's estimated memory is over its cap (nothing was read)
 	ExitCanceled = 130
 )
 
@@ -35,6 +36,8 @@ const exitCodeHelp = `Exit codes:
   73  an output file or folder cannot be created
   74  I/O error while reading or writing
   77  the privacy budget does not cover the request (nothing was read)
+  78  the release's estimated memory is over --memory-cap or --max-model-size
+      (nothing was read)
   130 interrupted (no partial output is left)
 `
 
@@ -80,6 +83,7 @@ func exitCode(err error) int {
 		ow *release.WriteError
 		we *query.WorkloadError
 		tl *universe.TooLargeError
+		me *release.MemoryError
 	)
 	switch {
 	case err == nil:
@@ -90,6 +94,8 @@ func exitCode(err error) int {
 		return ExitUsage
 	case errors.Is(err, privacy.ErrBudgetExceeded):
 		return ExitBudget
+	case errors.As(err, &me):
+		return ExitMemory
 	case errors.As(err, &oc):
 		return ExitCantOut
 	case errors.As(err, &ow):

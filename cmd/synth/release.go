@@ -11,6 +11,7 @@ import (
 	"github.com/dpsynth/synth/privacy"
 	"github.com/dpsynth/synth/release"
 	"github.com/dpsynth/synth/solvers"
+	"github.com/dpsynth/synth/universe"
 )
 
 // releaseOptions are the flags of "synth release".
@@ -37,7 +38,10 @@ type releaseOptions struct {
 	Seed          string
 	Holdout       float64
 	PublicReport  bool
-	MemoryCapMiB  uint64
+	MemoryCap     uint64
+	MaxModelSize  uint64
+	Model         string
+	DryRun        bool
 	Title         string
 }
 
@@ -63,7 +67,11 @@ func (o *releaseOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Seed, "seed", "", "seed the randomness (tests and demos: the output is NOT private against anyone who knows it)")
 	fs.Float64Var(&o.Holdout, "holdout", 0, "hold out this fraction of records to estimate the error against the population")
 	fs.BoolVar(&o.PublicReport, "public-report", false, "write reports with a-priori error bounds only (safe to publish) instead of the internal ones")
-	fs.Uint64Var(&o.MemoryCapMiB, "memory-cap", 4096, "largest explicit vector over the universe, in MiB")
+	o.MemoryCap = universe.DefaultMemoryCap
+	fs.Var(sizeValue{&o.MemoryCap}, "memory-cap", "cap on the release's estimated peak memory (e.g. 8GiB; a bare number is MiB); a release over it is refused before the data is read (exit 78)")
+	o.MaxModelSize = solvers.DefaultMaxModelBytes
+	fs.Var(sizeValue{&o.MaxModelSize}, "max-model-size", "cap on the factored model's memory (e.g. 512MiB): the adaptive rounds measure only sets that keep the junction tree under it")
+	fs.StringVar(&o.Model, "model", "auto", "representation of the synthetic distribution: auto (explicit for small universes, else factored), explicit (a vector over the universe) or factored (a junction tree over the measured attribute sets; project solver)")
 	fs.StringVar(&o.Title, "title", "", "title of the reports")
 	o.outputOptions.AddFlags(fs)
 }
@@ -105,8 +113,11 @@ func (o *releaseOptions) config() (*release.Config, error) {
 		Domain: o.Domain, Workload: o.Workload, Marginals: o.Marginals, Sample: o.Sample, WorkloadSeed: o.WorkloadSeed,
 		Epsilon: o.Epsilon, Delta: o.Delta, Solver: o.Solver, Setting: o.Setting, Rows: o.Rows,
 		Out: o.Out, Force: o.Force, Holdout: o.Holdout, PublicReport: o.PublicReport,
-		MemoryCap: o.MemoryCapMiB << 20, Title: o.Title, ConfigFile: o.Config,
+		MemoryCap: o.MemoryCap, MaxModelBytes: o.MaxModelSize, Title: o.Title, ConfigFile: o.Config,
 		Version: version, Commit: commit(),
+	}
+	if cfg.Model, err = release.ParseModelChoice(o.Model); err != nil {
+		return nil, usagef("--model: %v", err)
 	}
 	switch o.Conversion {
 	case "tight":
@@ -170,7 +181,10 @@ func runRelease(ctx context.Context, e *env, o *releaseOptions) error {
 	}
 	bar := newProgress(e, o.Quiet)
 	out, err := release.Run(ctx, cfg, &release.Hooks{Log: log, Progress: bar.update,
-		Internal: func(msg string) { o.warn(e, log, msg) }})
+		// Batch logs (stderr not a terminal) get progress lines with an
+		// estimate of the time left instead of the bar.
+		ProgressLog: !e.tty && !o.Quiet,
+		Internal:    func(msg string) { o.warn(e, log, msg) }})
 	bar.done()
 	if err != nil {
 		return err

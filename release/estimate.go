@@ -1,0 +1,226 @@
+package release
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"strings"
+
+	"github.com/dpsynth/synth/query"
+	"github.com/dpsynth/synth/solvers"
+	"github.com/dpsynth/synth/universe"
+)
+
+// ModelChoice is the --model setting.
+type ModelChoice int
+
+const (
+	// ModelAuto picks the explicit model only when its whole peak memory
+	// fits the memory cap, the solver needs it or the universe is small
+	// enough (AutoExplicitCells) for it to be the faster choice; the
+	// factored model otherwise.
+	ModelAuto ModelChoice = iota
+	ModelExplicit
+	ModelFactored
+)
+
+// String returns "auto", "explicit" or "factored".
+func (m ModelChoice) String() string {
+	switch m {
+	case ModelExplicit:
+		return "explicit"
+	case ModelFactored:
+		return "factored"
+	}
+	return "auto"
+}
+
+// ParseModelChoice parses "auto" ("" too), "explicit" or "factored".
+func ParseModelChoice(s string) (ModelChoice, error) {
+	switch s {
+	case "", "auto":
+		return ModelAuto, nil
+	case "explicit":
+		return ModelExplicit, nil
+	case "factored":
+		return ModelFactored, nil
+	}
+	return 0, fmt.Errorf("unknown model %q (want auto, explicit or factored)", s)
+}
+
+// AutoExplicitCells is the largest universe --model auto gives to the
+// explicit model when the factored one can serve the solver: beyond it a
+// dense vector's every pass costs more than the junction tree's (a release
+// on adult-reduced, 336,000 cells, takes about a second explicitly; titanic,
+// 8.9·10^7 cells, took a minute and 7 GB).
+const AutoExplicitCells = 1 << 22
+
+// explicitBytesPerCell is every buffer an explicit release holds per universe
+// cell at its peak, by solver: the solver's vectors (iterate, log-weights,
+// gradient, trial, the SURE shadow or noise vectors), the operator's
+// adjoint output, the sampler's histogram and the balancing step. Measured
+// as the peak Go heap of whole releases at 2^20 cells (project 14.7, dpfw
+// 9.8, smd 8.7, dpam 12.6, mwem 9.0 float64s per cell) and rounded up with
+// a margin of at least 20%.
+var explicitBytesPerCell = map[string]float64{
+	"project": 8 * 18, "dpfw": 8 * 12, "smd": 8 * 11, "dpam": 8 * 16, "mwem": 8 * 12,
+}
+
+// Estimate is a release's plan of memory, made from public inputs before the
+// data is read.
+type Estimate struct {
+	// Model is the representation the release will use, and Reason why.
+	Model  solvers.ModelKind
+	Reason string
+	// PeakBytes is the estimated peak memory of the solver and the sampler;
+	// Parts itemises it. The data's own histogram (at most one entry per
+	// distinct record) comes on top and is not known before reading.
+	PeakBytes uint64
+	Parts     []EstimatePart
+}
+
+// EstimatePart is one item of an estimate.
+type EstimatePart struct {
+	Name  string `json:"name"`
+	Bytes uint64 `json:"bytes"`
+}
+
+// MemoryError refuses a release whose estimated memory is over a cap,
+// before the data is read (CLI exit code 78).
+type MemoryError struct {
+	What string // what is over its cap
+	Need uint64
+	Cap  uint64
+	Flag string // the flag that sets the cap
+	Hint string
+}
+
+func (e *MemoryError) Error() string {
+	return fmt.Sprintf("%s needs about %s, over %s of %s; nothing was read. Hint: %s",
+		e.What, fmtBytes(e.Need), e.Flag, fmtBytes(e.Cap), e.Hint)
+}
+
+func fmtBytes(b uint64) string { return universe.FormatBytes(new(big.Int).SetUint64(b)) }
+
+func satMul(a float64, b float64) uint64 {
+	v := a * b
+	if v >= math.MaxUint64 || math.IsNaN(v) {
+		return math.MaxUint64
+	}
+	return uint64(v)
+}
+
+// Route chooses the model of a release and estimates its memory from public
+// inputs: the domain, the workload, the solver and the caps.
+func Route(cfg *Config, dom *universe.Domain, wl *query.Workload, solver string) (*Estimate, error) {
+	memCap := cfg.memoryCap()
+	k, indexable := dom.Size()
+	perCell, ok := explicitBytesPerCell[solver]
+	if !ok {
+		perCell = 8 * 18
+	}
+	explicitPeak := uint64(math.MaxUint64)
+	if indexable {
+		explicitPeak = satMul(float64(k), perCell)
+	}
+	fitsExplicit := indexable && explicitPeak <= memCap && k <= math.MaxInt32*64
+	factoredOK := solver == "project"
+	est := &Estimate{}
+	explicit := func(reason string) (*Estimate, error) {
+		est.Model, est.Reason = solvers.Explicit, reason
+		est.Parts = append(est.Parts, EstimatePart{fmt.Sprintf("%s's vectors over the %s-cell universe", solver, universe.FormatCount(dom.SizeBig())), explicitPeak})
+		return est, nil
+	}
+	factored := func(reason string) (*Estimate, error) {
+		est.Model, est.Reason = solvers.Factored, reason
+		return est, nil
+	}
+	tooBig := func() error {
+		hint := "coarsen or drop attributes, ask for fewer marginals"
+		if factoredOK {
+			hint += ", or use the factored model (--model factored or auto)"
+		}
+		return &MemoryError{What: fmt.Sprintf("the explicit model of %s over %s cells (10^%.2f)", solver, universe.FormatCount(dom.SizeBig()), dom.Log10Size()),
+			Need: explicitPeak, Cap: memCap, Flag: "--memory-cap", Hint: hint}
+	}
+	switch cfg.Model {
+	case ModelExplicit:
+		if !fitsExplicit {
+			return nil, tooBig()
+		}
+		return explicit("--model explicit")
+	case ModelFactored:
+		if !factoredOK {
+			return nil, &ConfigError{Msg: factoredRefusal(solver)}
+		}
+		return factored("--model factored")
+	}
+	switch {
+	case fitsExplicit && (!factoredOK || k <= AutoExplicitCells):
+		return explicit(fmt.Sprintf("auto: the universe has %s cells, at most %s, and its vectors fit the memory cap", universe.FormatCount(dom.SizeBig()), universe.FormatCount(big.NewInt(AutoExplicitCells))))
+	case factoredOK:
+		return factored(fmt.Sprintf("auto: the universe has %s cells (10^%.2f); the junction tree's cost follows the workload instead", universe.FormatCount(dom.SizeBig()), dom.Log10Size()))
+	}
+	err := tooBig()
+	err.(*MemoryError).Hint += "; " + factoredRefusal(solver)
+	return nil, err
+}
+
+func factoredRefusal(solver string) string {
+	if solver == "dpam" {
+		return "dpam needs the full noisy histogram over the universe and runs only on the explicit model (--model explicit); the project solver runs on the factored model"
+	}
+	return solver + " runs only on the explicit model for now; the project solver (the default) runs on the factored model"
+}
+
+// addPlan completes the estimate with the plan's model size (factored).
+func (e *Estimate) addPlan(p *solvers.Plan) {
+	if e.Model != solvers.Factored {
+		e.sum()
+		return
+	}
+	mb := uint64(p.Params["model_bytes"])
+	what := "the junction tree of the measured sets"
+	if mb == 0 {
+		mb = uint64(p.Params["max_model_bytes"])
+		what = "the junction tree of the adaptively measured sets (at most the model cap)"
+	}
+	// The fit holds the model and a trial copy, and SURE a shadow pair.
+	e.Parts = append(e.Parts, EstimatePart{what + ", ×4 (model, trial, SURE shadow pair)", satMul(float64(mb), 4)})
+	if c := p.Params["candidate_cells"]; c > 0 {
+		e.Parts = append(e.Parts, EstimatePart{"candidate count tables and the model's marginals", satMul(c, 16)})
+	}
+	e.sum()
+}
+
+func (e *Estimate) sum() {
+	var t uint64
+	for _, p := range e.Parts {
+		if t+p.Bytes < t {
+			t = math.MaxUint64
+			break
+		}
+		t += p.Bytes
+	}
+	e.PeakBytes = t
+}
+
+// check refuses an estimate over the memory cap.
+func (e *Estimate) check(cfg *Config) error {
+	if e.PeakBytes > cfg.memoryCap() {
+		return &MemoryError{What: "the release (" + e.Model.String() + " model)", Need: e.PeakBytes, Cap: cfg.memoryCap(), Flag: "--memory-cap",
+			Hint: "lower --max-model-size, coarsen or drop attributes, or ask for fewer marginals"}
+	}
+	return nil
+}
+
+// Describe writes the estimate for people.
+func (e *Estimate) Describe() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "model: %s (%s)\n", e.Model, e.Reason)
+	fmt.Fprintf(&b, "estimated peak memory: %s\n", fmtBytes(e.PeakBytes))
+	for _, p := range e.Parts {
+		fmt.Fprintf(&b, "  %s: %s\n", p.Name, fmtBytes(p.Bytes))
+	}
+	return b.String()
+}

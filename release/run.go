@@ -1,0 +1,611 @@
+package release
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/dpsynth/synth/eval"
+	"github.com/dpsynth/synth/ingest"
+	"github.com/dpsynth/synth/model"
+	"github.com/dpsynth/synth/privacy"
+	"github.com/dpsynth/synth/query"
+	"github.com/dpsynth/synth/solvers"
+	"github.com/dpsynth/synth/universe"
+)
+
+// Run performs a release. Everything that can be checked without the data
+// — settings, domain, workload, the model and its memory, the budget, the
+// output folder — is checked before the data is opened; the privacy charges
+// are checked against the budget before a record is read. On any error or
+// cancellation nothing is left in the output folder.
+//
+// The release is a sequence of small stages over one runner: plan (public
+// inputs only), open the output folder, read the data, solve, write the
+// synthetic rows, score them, write the reports and the manifest.
+func Run(ctx context.Context, cfg *Config, hooks *Hooks) (*Outcome, error) {
+	r := &runner{ctx: ctx, cfg: cfg, hooks: hooks, start: time.Now()}
+	if r.hooks == nil {
+		r.hooks = &Hooks{}
+	}
+	r.log = r.hooks.Log
+	if r.log == nil {
+		r.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	defer r.close()
+	stages := []struct {
+		name string
+		run  func() error
+	}{{"plan", r.plan}, {"randomness", r.randomness}, {"output folder", r.openOut}, {"read", r.read}, {"solve", r.solve},
+		{"manifest", r.manifest}, {"write rows", r.writeRows}, {"report", r.report}, {"commit", r.commit}}
+	for _, st := range stages {
+		t0 := time.Now()
+		if err := st.run(); err != nil {
+			return nil, err
+		}
+		r.log.Info("stage done", "stage", st.name, "seconds", time.Since(t0).Seconds())
+	}
+	return r.outcome(), nil
+}
+
+// runner holds a release's state from stage to stage.
+type runner struct {
+	ctx   context.Context
+	cfg   *Config
+	hooks *Hooks
+	log   *slog.Logger
+	start time.Time
+
+	// Public.
+	dom        *universe.Domain
+	wl         *query.Workload
+	wlDesc     string
+	solverName string
+	setting    solvers.Setting
+	solver     solvers.Solver
+	ledger     *privacy.Ledger
+	shape      solvers.Shape
+	plan0      *solvers.Plan
+	est        *Estimate
+	rnd        *privacy.Rand
+	od         *OutDir
+
+	// Private.
+	counts, holdout *universe.Counts
+	internal        []string // messages for the operator only
+	warnings        []string
+	n               int64
+	op              *query.Operator // explicit model only
+	truth           []float64
+	res             *solvers.Result
+
+	// Output.
+	rows       int64
+	cells      []CellCount // explicit model: the sampled cells
+	synthAns   []float64
+	distAns    []float64
+	synthOne   *OneWay
+	manJSON    []byte
+	man        *Manifest
+	metrics    *eval.Metrics
+	reportJSON []byte
+	reportHTML []byte
+}
+
+func (r *runner) close() {
+	if r.od != nil {
+		r.od.Abort()
+	}
+	if r.op != nil {
+		r.op.Close()
+	}
+	if r.res != nil && r.res.Model != nil {
+		r.res.Model.Close()
+	}
+}
+
+// plan checks the settings and the public inputs, chooses the model,
+// estimates the memory and checks the plan against the budget: no private
+// input is read.
+func (r *runner) plan() error {
+	cfg := r.cfg
+	if err := cfg.check(); err != nil {
+		return err
+	}
+	budget := privacy.Budget{Eps: cfg.Epsilon, Delta: cfg.Delta}
+	if err := budget.Validate(); err != nil {
+		return &ConfigError{Msg: err.Error()}
+	}
+	dom, err := universe.LoadDomain(cfg.Domain)
+	if err != nil {
+		return err
+	}
+	r.dom = dom
+	if r.wl, r.wlDesc, err = loadWorkload(cfg.workloadSpec(), dom); err != nil {
+		return err
+	}
+	r.solverName = cfg.Solver
+	if r.solverName == "" {
+		r.solverName = "project"
+	}
+	if r.setting, err = solvers.ParseSetting(cfg.Setting); err != nil {
+		return &ConfigError{Msg: err.Error()}
+	}
+	if r.solver, err = solvers.New(r.solverName, r.setting); err != nil {
+		return &ConfigError{Msg: err.Error()}
+	}
+	if r.ledger, err = privacy.NewLedger(budget, &privacy.LedgerSettings{Conversion: cfg.Conversion, Neighbours: cfg.Neighbours.String()}); err != nil {
+		return &ConfigError{Msg: err.Error()}
+	}
+	r.shape = solvers.Shape{Budget: budget, Conversion: cfg.Conversion, Neighbours: cfg.Neighbours, Workload: r.wl, MaxModelBytes: cfg.MaxModelBytes}
+	if r.est, err = Route(cfg, dom, r.wl, r.solverName); err != nil {
+		return err
+	}
+	r.shape.Model = r.est.Model
+	r.plan0, err = r.solver.Plan(&r.shape)
+	if err != nil {
+		// A pure budget (δ = 0) that the solver's mechanisms cannot meet is
+		// the ledger's refusal (exit 77), whatever else the solver says.
+		if budget.Delta == 0 {
+			if refusal := pureRefusal(r.solver, &r.shape, r.ledger); refusal != nil {
+				return refusal
+			}
+		}
+		if errors.Is(err, solvers.ErrUnsupported) {
+			return &ConfigError{Msg: err.Error()}
+		}
+		return err
+	}
+	r.est.addPlan(r.plan0)
+	if err := r.est.check(cfg); err != nil {
+		return err
+	}
+	if err := r.ledger.Check(r.plan0.Charges...); err != nil {
+		return err
+	}
+	r.log.Info("budget checked", "model", r.est.Model.String(), "peak_memory", fmtBytes(r.est.PeakBytes), "epsilon", cfg.Epsilon, "delta", cfg.Delta,
+		"solver", r.solverName, "setting", r.setting.String(), "charges", len(r.plan0.Charges))
+	return nil
+}
+
+func (r *runner) randomness() error {
+	if r.cfg.Seed != nil {
+		r.rnd = privacy.NewSeeded(*r.cfg.Seed)
+		r.log.Info("seeded run: " + r.rnd.Describe())
+		return nil
+	}
+	var err error
+	r.rnd, err = privacy.NewSecure()
+	return err
+}
+
+func (r *runner) openOut() error {
+	od, err := CreateOutDir(r.ctx, r.cfg.Out, &OutDirSettings{Force: r.cfg.Force, Files: r.cfg.Output.Files()})
+	if err != nil {
+		return err
+	}
+	r.od = od
+	return nil
+}
+
+// read reads the private data into counts (and the holdout).
+func (r *runner) read() error {
+	cfg := r.cfg
+	r.log.Info("reading data", "file", cfg.Data)
+	counts, stats, err := ingest.ReadFile(r.ctx, cfg.Data, r.dom, ingest.Options{Format: cfg.DataFormat, Policy: cfg.Policy, CountColumn: cfg.CountColumn})
+	if err != nil {
+		return err
+	}
+	if counts.Total() == 0 {
+		return &DataError{File: cfg.Data, Msg: "no records to release (every count is zero)"}
+	}
+	// Repair counts are exact statistics of the private data: they go to
+	// the operator (stderr) and the internal report, never to a public file.
+	r.internal = repairMessages(stats.Repairs)
+	for _, msg := range r.internal {
+		if r.hooks.Internal != nil {
+			r.hooks.Internal(msg)
+		} else {
+			r.log.Warn(msg)
+		}
+	}
+	r.counts = counts
+	if cfg.Holdout > 0 {
+		if r.counts, r.holdout, err = splitHoldout(counts, cfg.Holdout, r.rnd); err != nil {
+			return err
+		}
+		if r.counts.Total() == 0 {
+			return &DataError{File: cfg.Data, Msg: fmt.Sprintf("no records left to release after holding out %.0f%%", 100*cfg.Holdout)}
+		}
+		r.log.Info("held out records", "holdout", r.holdout.Total(), "release", r.counts.Total())
+	}
+	r.n = r.counts.Total()
+	r.log.Info("data read", "records", counts.Total(), "distinct_cells", stats.Distinct)
+	return nil
+}
+
+// solve plans again with n where it is public (the cost must not change)
+// and runs the solver.
+func (r *runner) solve() error {
+	r.shape.N = int(r.n)
+	planShape := r.shape
+	if r.cfg.Neighbours == solvers.AddRemove {
+		// n is private: the plan never sees it (the solver gets it in the
+		// Problem, for its private steps only).
+		planShape.N = 0
+	}
+	plan, err := r.solver.Plan(&planShape)
+	if err != nil {
+		return err
+	}
+	if !sameCost(r.plan0, plan) {
+		return fmt.Errorf("release: internal error: the plan's cost changed once n was known (ρ %v vs %v)", r.plan0.Total(), plan.Total())
+	}
+	r.truth = r.wl.AnswerCounts(r.counts, make([]float64, r.wl.M()))
+	prob := &solvers.Problem{Shape: r.shape, Counts: r.counts, Data: r.counts, Answers: r.truth,
+		Rand: r.rnd, Ledger: r.ledger, Progress: r.progress()}
+	if r.est.Model == solvers.Explicit {
+		if r.op, err = r.wl.Compile(&query.CompileSettings{MemoryCap: r.cfg.memoryCap()}); err != nil {
+			return err
+		}
+		prob.Op = r.op
+	}
+	r.log.Info("solving", "solver", r.solverName, "model", r.est.Model.String(), "iterations", plan.Iterations)
+	if r.res, err = r.solver.Solve(r.ctx, prob); err != nil {
+		return err
+	}
+	r.warnings = append(r.warnings, r.res.Plan.Warnings...)
+	r.rows = r.cfg.Rows
+	if r.rows == 0 {
+		r.rows = r.n
+		if r.cfg.Neighbours == solvers.AddRemove {
+			r.rows = max(int64(math.Round(r.res.Plan.Params["n_estimate"])), 1)
+		}
+	}
+	if r.est.Model == solvers.Explicit && r.rows > math.MaxUint32 {
+		return configErrorf("--rows %d: at most %d rows per release on the explicit model", r.rows, uint64(math.MaxUint32))
+	}
+	return nil
+}
+
+// progress returns the solver's progress hook: the caller's, and log lines
+// with an estimate of the time left when the caller logs.
+func (r *runner) progress() func(solvers.Progress) {
+	last := time.Time{}
+	return func(p solvers.Progress) {
+		if r.hooks.Progress != nil {
+			r.hooks.Progress(p)
+		}
+		if r.hooks.ProgressLog && time.Since(last) >= progressLogEvery {
+			last = time.Now()
+			args := []any{"iteration", p.Iter, "of", p.Total, "elapsed", p.Elapsed.Round(time.Millisecond).String()}
+			if p.Iter > 0 && p.Total >= p.Iter {
+				eta := time.Duration(float64(p.Elapsed) * float64(p.Total-p.Iter) / float64(p.Iter))
+				args = append(args, "eta", eta.Round(time.Second).String())
+			}
+			r.log.Warn("solving", args...)
+		}
+	}
+}
+
+// progressLogEvery spaces the progress log lines of long phases.
+var progressLogEvery = 10 * time.Second
+
+// manifest builds the manifest (it goes into the synthetic file's
+// metadata, so it comes before the rows).
+func (r *runner) manifest() error {
+	cfg := r.cfg
+	spent := r.ledger.Spent()
+	sampling := cfg.Sampling.String()
+	if r.est.Model == solvers.Factored {
+		sampling = r.factoredSampling().String() + " (along the junction tree)"
+	}
+	man := &Manifest{
+		Schema:  ManifestSchema,
+		Tool:    ToolInfo{Name: "synth", Version: cfg.Version, Commit: cfg.Commit},
+		Started: Timestamp(r.start),
+		Solver:  SolverInfo{Name: r.solverName, Setting: r.setting.String(), Iterations: r.res.Plan.Iterations, Model: r.est.Model.String()},
+		Privacy: PrivacyInfo{
+			Neighbouring: cfg.Neighbours.String(),
+			Accounting:   accounting(r.ledger),
+			Budget:       Budget{Epsilon: cfg.Epsilon, Delta: cfg.Delta},
+			Total:        Total{Epsilon: spent.Eps, Delta: spent.Delta},
+		},
+		Output: OutputInfo{
+			Rows: r.rows, Sampling: sampling,
+			IntegerValues: cfg.Values.Integer.String(), NumericValues: cfg.Values.Numeric.String(),
+			Format: cfg.Output.Format.String(), Files: cfg.Output.Files(),
+		},
+		Warnings: r.warnings,
+	}
+	for _, c := range r.res.Cliques {
+		names := make([]string, len(c))
+		for i, a := range c {
+			names[i] = r.dom.Attr(a).Name
+		}
+		man.Solver.Cliques = append(man.Solver.Cliques, names)
+	}
+	if spent.Rho > 0 {
+		rho := spent.Rho
+		man.Privacy.Total.Rho = &rho
+	}
+	for _, c := range r.ledger.Charges() {
+		mc := Charge{Label: c.Label}
+		switch c.Kind {
+		case privacy.ZCDP:
+			rho := c.Rho
+			mc.Rho = &rho
+		case privacy.Pure:
+			rho, e := c.Rho, c.Eps
+			mc.Rho, mc.Epsilon = &rho, &e
+		case privacy.Approx:
+			e, d := c.Eps, c.Delta
+			mc.Epsilon, mc.Delta = &e, &d
+		}
+		man.Privacy.Charges = append(man.Privacy.Charges, mc)
+	}
+	if r.rnd.Secure() {
+		man.Randomness = SecureRandomness()
+	} else {
+		man.Randomness = SeededRandomness()
+	}
+	for _, in := range []struct{ role, path, name string }{{"domain", cfg.Domain, cfg.DomainName}, {"workload", cfg.Workload, ""}, {"config", cfg.ConfigFile, ""}} {
+		if in.path == "" {
+			continue
+		}
+		h, err := HashFile(in.path)
+		if err != nil {
+			return err
+		}
+		if in.name == "" {
+			in.name = in.path
+		}
+		man.Inputs = append(man.Inputs, InputFile{Role: in.role, Path: in.name, SHA256: h})
+	}
+	man.Finished = Timestamp(time.Now())
+	var err error
+	if r.manJSON, err = man.JSON(); err != nil {
+		return err
+	}
+	r.man = man
+	return nil
+}
+
+func (r *runner) factoredSampling() model.SampleMethod {
+	if r.cfg.Sampling == IID {
+		return model.IID
+	}
+	return model.Systematic
+}
+
+// writeRows samples the rows, writes the synthetic file and computes the
+// workload's answers on the rows (and on D).
+func (r *runner) writeRows() error {
+	cfg := r.cfg
+	dec, err := NewDecoder(r.dom, &cfg.Values, r.rnd)
+	if err != nil {
+		return err
+	}
+	r.synthOne = NewOneWay(r.dom)
+	r.log.Info("writing", "dir", r.od.Dir(), "rows", r.rows)
+	if r.est.Model == solvers.Factored {
+		tally := newMarginalTally(r.wl)
+		err := cfg.Output.WriteSyntheticRows(r.ctx, r.od, r.dom, dec, r.manJSON, func(rw RowWriter) error {
+			return r.res.Model.Sample(r.ctx, r.rows, r.factoredSampling(), r.rnd, 0, func(rows []int32) error {
+				tally.add(rows)
+				r.synthOne.AddRows(rows)
+				return rw.WriteRows(r.ctx, rows)
+			})
+		})
+		if err != nil {
+			return err
+		}
+		r.synthAns = tally.answers()
+		r.distAns = factoredAnswers(r.res.Model, r.wl)
+		return nil
+	}
+	cells, err := Sample(nil, r.res.D, r.rows, cfg.Sampling, r.rnd)
+	if err != nil {
+		return err
+	}
+	if cfg.Sampling == Balanced {
+		var bs BalanceStats
+		if cells, bs, err = Balance(cells, r.res.D, r.rows, r.op, MarginalTouch(r.wl), balanceRounds); err != nil {
+			return err
+		}
+		r.log.Info("balanced the rows", "rounds", bs.Rounds, "moves", bs.Moves, "rms_before", bs.Before, "rms_after", bs.After)
+	}
+	r.cells = cells
+	r.synthOne.AddCells(cells)
+	rowCells := Rows(nil, cells, r.rnd)
+	if err := cfg.Output.WriteSynthetic(r.ctx, r.od, r.dom, rowCells, dec, r.manJSON); err != nil {
+		return err
+	}
+	r.synthAns = make([]float64, r.wl.M())
+	r.op.Answer(Histogram(cells, make([]float64, r.op.K())), r.synthAns)
+	r.distAns = make([]float64, r.wl.M())
+	r.op.Answer(r.res.D, r.distAns)
+	return nil
+}
+
+// report scores the rows (internal report) or states the a-priori bounds
+// (public report).
+func (r *runner) report() error {
+	cfg := r.cfg
+	title := cfg.Title
+	if title == "" {
+		name := cfg.DataName
+		if name == "" {
+			name = filepath.Base(cfg.Data)
+		}
+		title = name + ", " + r.wlDesc
+	}
+	solverLabel := fmt.Sprintf("%s (%s, %s model)", r.solverName, r.setting, r.est.Model)
+	var html strings.Builder
+	if cfg.PublicReport {
+		pr, err := eval.Public(&eval.PublicInput{
+			Workload: r.wl, Bounds: publicBounds(r.res.Bounds), Epsilon: cfg.Epsilon, Delta: cfg.Delta,
+			Rows: r.rows, Title: title, Solver: solverLabel,
+			// Public facts only (plan0 was made before the data).
+			Rho: privacyFacts(cfg, r.ledger).Rho, Neighbours: cfg.Neighbours.String(), Accounting: accounting(r.ledger),
+			SolverParams: solverParams(r.setting.String(), r.plan0.Params),
+			Note:         "A-priori bounds from the noise scales only: no statistic of the data appears here.",
+		})
+		if err != nil {
+			return err
+		}
+		if r.reportJSON, err = pr.JSON(); err != nil {
+			return err
+		}
+		if err := pr.WriteHTML(&html); err != nil {
+			return err
+		}
+		r.reportHTML = []byte(html.String())
+		return nil
+	}
+	truthOne := NewOneWay(r.dom)
+	truthOne.AddCounts(r.counts)
+	in := &eval.Input{
+		Workload: r.wl, True: r.truth, Synthetic: r.synthAns, Distribution: r.distAns,
+		DataRows: r.n, SyntheticRows: r.rows, Title: title, Solver: solverLabel,
+		RunTime: time.Since(r.start),
+		Privacy: privacyFacts(cfg, r.ledger), SolverParams: solverParams(r.setting.String(), r.res.Plan.Params),
+		OneWay: OneWayDists(truthOne, r.synthOne),
+	}
+	if len(r.internal) > 0 {
+		in.Note = "Repairs of the private data (internal, not DP): " + strings.Join(r.internal, "; ") + "."
+	}
+	if r.holdout != nil {
+		in.Holdout = r.wl.AnswerCounts(r.holdout, make([]float64, r.wl.M()))
+		in.HoldoutRows = r.holdout.Total()
+	}
+	for _, st := range r.res.Trace {
+		obj := st.MaxError
+		if math.IsNaN(obj) {
+			obj = st.Objective
+		}
+		if !math.IsNaN(obj) && !math.IsInf(obj, 0) {
+			in.Trace = append(in.Trace, eval.TracePoint{Iteration: st.Iter, Objective: obj, Elapsed: st.Elapsed})
+		}
+	}
+	rep, err := eval.Evaluate(in)
+	if err != nil {
+		return err
+	}
+	m := rep.Errors.Synthetic
+	r.metrics = &m
+	if r.reportJSON, err = rep.JSON(); err != nil {
+		return err
+	}
+	if err := rep.WriteHTML(&html); err != nil {
+		return err
+	}
+	r.reportHTML = []byte(html.String())
+	return nil
+}
+
+// commit writes the reports and the manifest (last) and commits the folder.
+func (r *runner) commit() error {
+	mode := os.FileMode(0o600)
+	if r.cfg.PublicReport {
+		mode = 0o644
+	}
+	if err := r.od.Write(r.ctx, ReportJSONFile, mode, writeBytes(r.reportJSON)); err != nil {
+		return err
+	}
+	if err := r.od.Write(r.ctx, ReportHTMLFile, mode, writeBytes(r.reportHTML)); err != nil {
+		return err
+	}
+	if err := r.od.Write(r.ctx, ManifestFile, 0o644, writeBytes(r.manJSON)); err != nil {
+		return err
+	}
+	return r.od.Commit(r.ctx)
+}
+
+func (r *runner) outcome() *Outcome {
+	spent := r.ledger.Spent()
+	out := &Outcome{
+		Dir: r.od.Dir(), Files: r.man.Output.Files, Rows: r.rows, Records: r.n,
+		Solver: r.solverName, Setting: r.setting.String(), Model: r.est.Model.String(),
+		Epsilon: r.cfg.Epsilon, Delta: r.cfg.Delta,
+		Spent: spent.Eps, Rho: spent.Rho, Randomness: r.man.Randomness.Source, Errors: r.metrics,
+		Warnings: r.warnings, Seconds: time.Since(r.start).Seconds(),
+		RecordsPrivate: r.cfg.Neighbours == solvers.AddRemove,
+	}
+	if r.holdout != nil {
+		out.Holdout = r.holdout.Total()
+	}
+	return out
+}
+
+// marginalTally accumulates the workload's marginal tables from streamed
+// rows (the factored model has no universe vector to answer from).
+type marginalTally struct {
+	wl      *query.Workload
+	strides [][]int
+	counts  []float64
+	rows    int64
+	width   int
+}
+
+func newMarginalTally(wl *query.Workload) *marginalTally {
+	t := &marginalTally{wl: wl, counts: make([]float64, wl.M()), width: wl.Domain().Len()}
+	for _, m := range wl.Marginals() {
+		st := make([]int, len(m.Attrs))
+		acc := 1
+		for p := len(m.Attrs) - 1; p >= 0; p-- {
+			st[p] = acc
+			acc *= wl.Domain().Attr(m.Attrs[p]).Size()
+		}
+		t.strides = append(t.strides, st)
+	}
+	return t
+}
+
+func (t *marginalTally) add(rows []int32) {
+	sets := t.wl.Marginals()
+	for i := 0; i+t.width <= len(rows); i += t.width {
+		row := rows[i : i+t.width]
+		for si, m := range sets {
+			idx := m.Offset
+			for p, a := range m.Attrs {
+				idx += int(row[a]) * t.strides[si][p]
+			}
+			t.counts[idx]++
+		}
+		t.rows++
+	}
+}
+
+func (t *marginalTally) answers() []float64 {
+	out := make([]float64, len(t.counts))
+	if t.rows == 0 {
+		return out
+	}
+	for j, c := range t.counts {
+		out[j] = t.wl.Weight(j) * c / float64(t.rows)
+	}
+	return out
+}
+
+// factoredAnswers answers the workload's marginals from the model (nil if
+// some marginal spans cliques beyond the elimination cap).
+func factoredAnswers(m *model.Model, wl *query.Workload) []float64 {
+	out := make([]float64, wl.M())
+	for _, s := range wl.Marginals() {
+		if err := m.Marginal(s.Attrs, out[s.Offset:s.Offset+s.Cells]); err != nil {
+			return nil
+		}
+	}
+	for j := range out {
+		out[j] *= wl.Weight(j)
+	}
+	return out
+}
