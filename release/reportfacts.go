@@ -42,3 +42,12 @@ func oneWayInput(data *universe.Counts, cells []CellCount) []eval.AttributeDist 
 	s.AddCells(cells)
 	return OneWayDists(t, s)
 }
+
+// oneWayCounts computes the one-way tables of the data and of a synthetic
+// table read as counts (synth eval).
+func oneWayCounts(data, syn *universe.Counts) []eval.AttributeDist {
+	t, s := NewOneWay(data.Domain()), NewOneWay(data.Domain())
+	t.AddCounts(data)
+	s.AddCounts(syn)
+	return OneWayDists(t, s)
+}
