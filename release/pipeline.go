@@ -339,9 +339,9 @@ func Run(ctx context.Context, cfg *Config, hooks *Hooks) (*Outcome, error) {
 		pr, err := eval.Public(&eval.PublicInput{
 			Workload: wl, Bounds: publicBounds(res.Bounds), Epsilon: cfg.Epsilon, Delta: cfg.Delta,
 			Rows: rows, Title: title, Solver: solverLabel,
-			// outputs: public facts only (plan0 was made before the data).
+			// outputs: public facts only (plans made before the solve).
 			Rho: privacyFacts(cfg, ledger).Rho, Neighbours: cfg.Neighbours.String(), Accounting: accounting(ledger),
-			SolverParams: solverParams(setting.String(), plan0.Params),
+			SolverParams: publicParams(cfg, setting.String(), plan0, plan),
 			Note:         "A-priori bounds from the noise scales only: no statistic of the data appears here.",
 		})
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/dpsynth/synth/eval"
 	"github.com/dpsynth/synth/privacy"
+	"github.com/dpsynth/synth/solvers"
 	"github.com/dpsynth/synth/universe"
 )
 
@@ -32,6 +33,18 @@ func solverParams(setting string, params map[string]float64) []eval.Param {
 		}
 	}
 	return append([]eval.Param{{Name: "setting", Value: setting}}, eval.FloatParams(clean)...)
+}
+
+// publicParams are the solver parameters a public report may state: the
+// plan made for the public shape before the solve. Under replace-one
+// neighbours n is public, so the plan with n known qualifies (it holds the
+// iteration counts that depend on n); under add/remove only the plan made
+// without n does. Neither holds anything computed by the solve.
+func publicParams(cfg *Config, setting string, plan0, plan *solvers.Plan) []eval.Param {
+	if cfg.Neighbours == solvers.ReplaceOne && plan != nil {
+		return solverParams(setting, plan.Params)
+	}
+	return solverParams(setting, plan0.Params)
 }
 
 // oneWayInput computes the internal report's one-way tables: the data's
