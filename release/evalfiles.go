@@ -111,7 +111,8 @@ func Evaluate(ctx context.Context, cfg *EvalConfig) (*EvalOutcome, error) {
 		Synthetic: wl.AnswerCounts(syn, make([]float64, wl.M())),
 		DataRows:  data.Total(), SyntheticRows: syn.Total(),
 		Title: title, RunTime: time.Since(start),
-		Note: "Evaluation of a synthetic table against the private data.",
+		Note:   "Evaluation of a synthetic table against the private data.",
+		OneWay: oneWayCounts(data, syn),
 	})
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package release
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -65,7 +66,9 @@ func (e *WriteError) Unwrap() error { return e.Err }
 type OutDirSettings struct {
 	// Force replaces a release already in the folder (the --force flag).
 	// Its manifest.json is removed first, then its other files that this
-	// run does not write, then the new files are moved in, manifest last.
+	// run does not write (the names a release writes and those its
+	// manifest lists in output.files), then the new files are moved in,
+	// manifest last.
 	// If the commit then fails, the folder holds no release at all: the
 	// previous one is withdrawn, not restored.
 	Force bool
@@ -314,6 +317,11 @@ func (od *OutDir) Commit(ctx context.Context) (err error) {
 		// Withdraw the previous release: its manifest first, then its other
 		// files that this run does not replace.
 		order := append([]string{ManifestFile}, slices.DeleteFunc(od.set.names(), func(n string) bool { return n == ManifestFile })...)
+		for _, f := range previousFiles(od.dir) { // e.g. an earlier --synthetic-file
+			if !slices.Contains(order, f) {
+				order = append(order, f)
+			}
+		}
 		for _, name := range order {
 			writes := slices.ContainsFunc(od.pending, func(p pend) bool { return p.name == name })
 			if name != ManifestFile && writes {
@@ -346,6 +354,30 @@ func (od *OutDir) Commit(ctx context.Context) (err error) {
 	}
 	od.pending, od.moved, od.done = nil, nil, true
 	return nil
+}
+
+// previousFiles returns the plain file names listed in output.files of
+// the manifest.json already in dir (none if it cannot be read).
+func previousFiles(dir string) []string {
+	b, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	if err != nil {
+		return nil
+	}
+	var m struct {
+		Output struct {
+			Files []string `json:"files"`
+		} `json:"output"`
+	}
+	if json.Unmarshal(b, &m) != nil {
+		return nil
+	}
+	var out []string
+	for _, f := range m.Output.Files {
+		if f != "" && f == filepath.Base(f) && f[0] != '.' {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 func syncDir(dir string) error {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/dpsynth/synth/eval"
 	"github.com/dpsynth/synth/privacy"
+	"github.com/dpsynth/synth/solvers"
 	"github.com/dpsynth/synth/universe"
 )
 
@@ -34,11 +35,32 @@ func solverParams(setting string, params map[string]float64) []eval.Param {
 	return append([]eval.Param{{Name: "setting", Value: setting}}, eval.FloatParams(clean)...)
 }
 
+// publicParams are the solver parameters a public report may state: the
+// plan made for the public shape before the solve. Under replace-one
+// neighbours n is public, so the plan with n known qualifies (it holds the
+// iteration counts that depend on n); under add/remove only the plan made
+// without n does. Neither holds anything computed by the solve.
+func publicParams(cfg *Config, setting string, plan0, plan *solvers.Plan) []eval.Param {
+	if cfg.Neighbours == solvers.ReplaceOne && plan != nil {
+		return solverParams(setting, plan.Params)
+	}
+	return solverParams(setting, plan0.Params)
+}
+
 // oneWayInput computes the internal report's one-way tables: the data's
 // from its counts, the synthetic rows' from the sampled cells.
 func oneWayInput(data *universe.Counts, cells []CellCount) []eval.AttributeDist {
 	t, s := NewOneWay(data.Domain()), NewOneWay(data.Domain())
 	t.AddCounts(data)
 	s.AddCells(cells)
+	return OneWayDists(t, s)
+}
+
+// oneWayCounts computes the one-way tables of the data and of a synthetic
+// table read as counts (synth eval).
+func oneWayCounts(data, syn *universe.Counts) []eval.AttributeDist {
+	t, s := NewOneWay(data.Domain()), NewOneWay(data.Domain())
+	t.AddCounts(data)
+	s.AddCounts(syn)
 	return OneWayDists(t, s)
 }

@@ -5,10 +5,13 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"io"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -394,5 +397,101 @@ func BenchmarkWriteRows(b *testing.B) {
 			}
 			w.Close()
 		})
+	}
+}
+
+// FuzzCSVCategories: any categories (commas, quotes, line breaks, UTF-8)
+// read back exactly through an RFC 4180 reader.
+func FuzzCSVCategories(f *testing.F) {
+	f.Add("a", "b,c", `say "hi"`)
+	f.Add("two\nlines", "\r", " lead")
+	f.Fuzz(func(t *testing.T, a, b, c string) {
+		vals := []string{a, b, c}
+		for _, v := range vals {
+			// Distinct, non-empty (empty means null in CSV), valid UTF-8,
+			// no lone CR (encoding/csv reads "\r\n" inside quotes as "\n").
+			if v == "" || !utf8.ValidString(v) || strings.Contains(v, "\r") {
+				return
+			}
+		}
+		if a == b || b == c || a == c {
+			return
+		}
+		js, _ := json.Marshal(vals)
+		dom, err := universe.ParseDomain([]byte(`{"attributes": [{"name": "x", "type": "categorical", "values": ` + string(js) + `}]}`))
+		if err != nil {
+			return // not a valid domain (e.g. duplicate after normalisation)
+		}
+		dec, _ := NewDecoder(dom, nil, nil)
+		var buf bytes.Buffer
+		w := NewCSVWriter(&buf, dec, nil)
+		if err := w.WriteRows(context.Background(), []int32{2, 0, 1}); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		recs, err := csv.NewReader(&buf).ReadAll()
+		if err != nil {
+			t.Fatalf("reading back %q: %v", buf.String(), err)
+		}
+		want := [][]string{{"x"}, {dom.Attr(0).Values[2]}, {dom.Attr(0).Values[0]}, {dom.Attr(0).Values[1]}}
+		if len(recs) != 4 {
+			t.Fatalf("read back %q, want %q", recs, want)
+		}
+		for i := range want {
+			if len(recs[i]) != 1 || recs[i][0] != want[i][0] {
+				t.Fatalf("read back %q, want %q", recs, want)
+			}
+		}
+	})
+}
+
+// TestParquetMemoryBounded: streaming rows as codes, the writer's live
+// heap stays at about one row group whatever the number of rows: after
+// 16 row groups it holds no more than after 2, within 4 MiB. The numeric
+// columns are uniform draws (incompressible doubles), so a writer that
+// kept its rows to the end would hold 14 more groups of 2 × 8 bytes ×
+// 65,536 rows ≈ 14 MiB more (checked by making the groups unbounded).
+func TestParquetMemoryBounded(t *testing.T) {
+	dom := mustDomain(t, mixedDomain)
+	const group = 1 << 16
+	codes := codesOf(dom, testRows(dom, group, 9))
+	dec, _ := NewDecoder(dom, &DecodeSettings{Numeric: Uniform}, seeded(11))
+	pw, err := NewParquetWriter(io.Discard, dec, &ParquetSettings{RowGroupRows: group})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := func() uint64 {
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	var after2 uint64
+	for g := range 16 {
+		if err := pw.WriteRows(context.Background(), codes); err != nil {
+			t.Fatal(err)
+		}
+		if g == 1 {
+			after2 = live()
+		}
+	}
+	after16 := live()
+	if err := pw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if after16 > after2+4<<20 {
+		t.Errorf("live heap %d MiB after 16 row groups, %d MiB after 2: the writer keeps rows", after16>>20, after2>>20)
+	}
+	t.Logf("live heap after 2 groups %.1f MiB, after 16 %.1f MiB", float64(after2)/(1<<20), float64(after16)/(1<<20))
+}
+
+// TestCSVWriteRowsAllocs: the CSV writer's row loop allocates nothing.
+func TestCSVWriteRowsAllocs(t *testing.T) {
+	dom := mustDomain(t, mixedDomain)
+	codes := codesOf(dom, testRows(dom, 1000, 10))
+	dec, _ := NewDecoder(dom, nil, nil)
+	w := NewCSVWriter(io.Discard, dec, nil)
+	if a := testing.AllocsPerRun(20, func() { w.WriteRows(context.Background(), codes) }); a != 0 {
+		t.Errorf("WriteRows of 1,000 rows: %v allocations, want 0", a)
 	}
 }

@@ -73,6 +73,7 @@ type runner struct {
 	ledger     *privacy.Ledger
 	shape      solvers.Shape
 	plan0      *solvers.Plan
+	plan1      *solvers.Plan // the plan with n where n is public
 	est        *Estimate
 	rnd        *privacy.Rand
 	od         *OutDir
@@ -248,6 +249,7 @@ func (r *runner) solve() error {
 	if !sameCost(r.plan0, plan) {
 		return fmt.Errorf("release: internal error: the plan's cost changed once n was known (ρ %v vs %v)", r.plan0.Total(), plan.Total())
 	}
+	r.plan1 = plan
 	r.truth = r.wl.AnswerCounts(r.counts, make([]float64, r.wl.M()))
 	prob := &solvers.Problem{Shape: r.shape, Counts: r.counts, Data: r.counts, Answers: r.truth,
 		Rand: r.rnd, Ledger: r.ledger, Progress: r.progress()}
@@ -455,7 +457,7 @@ func (r *runner) report() error {
 			Rows: r.rows, Title: title, Solver: solverLabel,
 			// Public facts only (plan0 was made before the data).
 			Rho: privacyFacts(cfg, r.ledger).Rho, Neighbours: cfg.Neighbours.String(), Accounting: accounting(r.ledger),
-			SolverParams: solverParams(r.setting.String(), r.plan0.Params),
+			SolverParams: publicParams(cfg, r.setting.String(), r.plan0, r.plan1),
 			Note:         "A-priori bounds from the noise scales only: no statistic of the data appears here.",
 		})
 		if err != nil {

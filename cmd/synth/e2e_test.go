@@ -272,6 +272,18 @@ func TestReleaseEndToEnd(t *testing.T) {
 					t.Fatalf("eval query %d = %+v, release report %+v", j, q, p)
 				}
 			}
+			// The same one-way tables and baseline from the rows read back.
+			if len(erep.OneWay) != len(rep.OneWay) || erep.Baseline == nil || rep.Baseline == nil ||
+				!metricsNear(erep.Baseline.Errors, rep.Baseline.Errors, 1e-12) {
+				t.Fatalf("eval one-way tables %d, baseline %+v; release %d, %+v", len(erep.OneWay), erep.Baseline, len(rep.OneWay), rep.Baseline)
+			}
+			for i, o := range erep.OneWay {
+				for c := range o.Synthetic {
+					if !near(o.Synthetic[c], rep.OneWay[i].Synthetic[c], 1e-12) {
+						t.Fatalf("eval one-way %s code %d = %v, release %v", o.Attribute, c, o.Synthetic[c], rep.OneWay[i].Synthetic[c])
+					}
+				}
+			}
 		})
 	}
 }
@@ -571,6 +583,13 @@ type reportFile struct {
 	Errors struct {
 		Synthetic eval.Metrics `json:"synthetic"`
 	} `json:"errors"`
+	Baseline *struct {
+		Errors eval.Metrics `json:"errors"`
+	} `json:"baseline"`
+	OneWay []struct {
+		Attribute string    `json:"attribute"`
+		Synthetic []float64 `json:"synthetic"`
+	} `json:"one_way"`
 	Queries []struct {
 		Label     string  `json:"label"`
 		True      float64 `json:"true"`
