@@ -127,3 +127,28 @@ func (t *teeRows) WriteRows(ctx context.Context, rows []int32) error {
 	t.o.AddRows(rows)
 	return t.RowWriter.WriteRows(ctx, rows)
 }
+
+// addData adds the one-way tables served by a marginal source.
+func (o *OneWay) addData(ctx context.Context, data interface {
+	Marginals(context.Context, [][]int) ([][]int64, error)
+}) error {
+	sets := make([][]int, len(o.counts))
+	for i := range sets {
+		sets[i] = []int{i}
+	}
+	tabs, err := data.Marginals(ctx, sets)
+	if err != nil {
+		return err
+	}
+	for i, t := range tabs {
+		var tot int64
+		for c, v := range t {
+			o.counts[i][c] += v
+			tot += v
+		}
+		if i == 0 {
+			o.total += tot
+		}
+	}
+	return nil
+}

@@ -79,7 +79,9 @@ type runner struct {
 	od         *OutDir
 
 	// Private.
-	counts, holdout *universe.Counts
+	counts, holdout *universe.Counts // nil when a source serves only marginal tables
+	data            solvers.Data     // the marginal tables: counts, or a database
+	closeData       func() error
 	internal        []string // messages for the operator only
 	warnings        []string
 	n               int64
@@ -101,6 +103,9 @@ type runner struct {
 }
 
 func (r *runner) close() {
+	if r.closeData != nil {
+		r.closeData()
+	}
 	if r.od != nil {
 		r.od.Abort()
 	}
@@ -250,8 +255,12 @@ func (r *runner) solve() error {
 		return fmt.Errorf("release: internal error: the plan's cost changed once n was known (ρ %v vs %v)", r.plan0.Total(), plan.Total())
 	}
 	r.plan1 = plan
-	r.truth = r.wl.AnswerCounts(r.counts, make([]float64, r.wl.M()))
-	prob := &solvers.Problem{Shape: r.shape, Counts: r.counts, Data: r.counts, Answers: r.truth,
+	if r.counts != nil {
+		r.truth = r.wl.AnswerCounts(r.counts, make([]float64, r.wl.M()))
+	} else if r.truth, err = answersFromData(r.ctx, r.wl, r.data, r.n); err != nil {
+		return err
+	}
+	prob := &solvers.Problem{Shape: r.shape, Counts: r.counts, Data: r.data, Answers: r.truth,
 		Rand: r.rnd, Ledger: r.ledger, Progress: r.progress()}
 	if r.est.Model == solvers.Explicit {
 		if r.op, err = r.wl.Compile(&query.CompileSettings{MemoryCap: r.cfg.memoryCap()}); err != nil {
@@ -473,7 +482,11 @@ func (r *runner) report() error {
 		return nil
 	}
 	truthOne := NewOneWay(r.dom)
-	truthOne.AddCounts(r.counts)
+	if r.counts != nil {
+		truthOne.AddCounts(r.counts)
+	} else if err := truthOne.addData(r.ctx, r.data); err != nil {
+		return err
+	}
 	in := &eval.Input{
 		Workload: r.wl, True: r.truth, Synthetic: r.synthAns, Distribution: r.distAns,
 		DataRows: r.n, SyntheticRows: r.rows, Title: title, Solver: solverLabel,
@@ -545,6 +558,31 @@ func (r *runner) outcome() *Outcome {
 		out.Holdout = r.holdout.Total()
 	}
 	return out
+}
+
+// answersFromData answers a workload of marginal families from the data's
+// marginal tables (a source that serves no records).
+func answersFromData(ctx context.Context, wl *query.Workload, data solvers.Data, n int64) ([]float64, error) {
+	for _, f := range wl.Families() {
+		if f.Kind != query.Marginals {
+			return nil, configErrorf("workload family %s is not a marginal family: it needs the records (a data file), not marginal counts", f.Description)
+		}
+	}
+	sets := make([][]int, len(wl.Marginals()))
+	for i, m := range wl.Marginals() {
+		sets[i] = m.Attrs
+	}
+	tabs, err := data.Marginals(ctx, sets)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, wl.M())
+	for i, m := range wl.Marginals() {
+		for c, v := range tabs[i] {
+			out[m.Offset+c] = wl.Weight(m.Offset+c) * float64(v) / float64(n)
+		}
+	}
+	return out, nil
 }
 
 // marginalTally accumulates the workload's marginal tables from streamed
