@@ -50,6 +50,8 @@ type Model struct {
 	up                                  [][]float64 // up[c]: log-message from c to its parent, over sep[c]
 
 	sepTmp, sepMax []float64   // separator scratch
+	mUp            []float64   // per clique: the shift M_c of its upward exponentials
+	linUp          []bool      // per clique: its upward message was summed in linear space
 	part           [][]float64 // partial sums of workers 1..
 	dig            [][]int     // odometer digits per worker
 	childP, parP   []proj      // clique c → sep[c], parent[c] → sep[c]
@@ -97,6 +99,8 @@ func New(t *Tree, s *Settings) *Model {
 		up:        make([][]float64, k),
 		sepTmp:    make([]float64, l.maxSep),
 		sepMax:    make([]float64, l.maxSep),
+		mUp:       make([]float64, k),
+		linUp:     make([]bool, k),
 		part:      make([][]float64, workers-1),
 		dig:       make([][]int, workers),
 		childP:    make([]proj, k),
@@ -181,32 +185,41 @@ func (m *Model) CopyFrom(o *Model) {
 	copy(m.logbAll, o.logbAll)
 	copy(m.beliefAll, o.beliefAll)
 	copy(m.upAll, o.upAll)
+	copy(m.mUp, o.mUp)
+	copy(m.linUp, o.linUp)
 	m.logZ, m.calibrated = o.logZ, o.calibrated
 }
 
 // Calibrate runs sum-product belief propagation on the clique tree in log
-// space: an upward pass (each clique's potential plus its children's
-// messages, normalised by its maximum, summed onto its separator) and a
-// downward pass (the parent's separator marginal divided by the upward
-// message), after which every clique's log-belief is θ_c plus all its
-// incoming messages and its belief is exp(log-belief − log Z). Separator
+// space. Upward pass: each clique's log-belief so far (θ_c plus its
+// children's messages), shifted by its maximum M_c and exponentiated,
+// summed onto its separator: the message up_c(s) = M_c + log Σ_{x→s}
+// e^(θ_c+…−M_c). Downward pass: the parent's separator marginal P(s)
+// divided by the upward message; where the upward sums were safe the
+// clique's belief is its upward exponentials times P(s)/Σ_{x→s}, one
+// multiplication per cell (Hugin), else exp(log-belief − log Z). Separator
 // sums that would lose precision in linear space (below 1e−250 of the
-// clique's maximum) are recomputed by an exact log-sum-exp per separator
-// cell, so any finite θ is safe. It panics if θ holds NaN or ±Inf.
+// clique's maximum, where exponentials flushed to zero could matter) are
+// recomputed by an exact log-sum-exp per separator cell, so any finite θ
+// is safe. It panics if θ holds NaN or ±Inf.
 func (m *Model) Calibrate() {
 	t := m.t
 	var s0 float64
 	for c := len(t.cliques) - 1; c >= 0; c-- {
-		lb := m.logb[c]
-		m.copyVec(lb, m.theta[c])
-		for _, ch := range t.child[c] {
-			m.broadcast(&m.parP[ch], lb, 1, m.up[ch])
+		lb := m.theta[c]
+		if len(t.child[c]) > 0 {
+			lb = m.logb[c]
+			m.copyVec(lb, m.theta[c])
+			for _, ch := range t.child[c] {
+				m.broadcast(&m.parP[ch], lb, 1, m.up[ch])
+			}
 		}
 		mx := m.maxVec(lb)
 		if math.IsInf(mx, 0) || math.IsNaN(mx) {
 			panic("model: Calibrate with θ holding NaN or ±Inf")
 		}
 		s := m.expVec(m.belief[c], lb, mx)
+		m.mUp[c] = mx
 		if c == 0 {
 			m.logZ = mx + math.Log(s)
 			s0 = s
@@ -215,7 +228,8 @@ func (m *Model) Calibrate() {
 		sep := m.sepTmp[:t.sepCell[c]]
 		m.sum(&m.childP[c], sep, m.belief[c])
 		up := m.up[c]
-		if minOf(sep) >= tiny {
+		m.linUp[c] = minOf(sep) >= tiny
+		if m.linUp[c] {
 			for j, v := range sep {
 				up[j] = mx + math.Log(v)
 			}
@@ -229,18 +243,39 @@ func (m *Model) Calibrate() {
 	m.scaleVec(m.belief[0], 1/s0)
 	for c := 1; c < len(t.cliques); c++ {
 		p := t.parent[c]
-		sep := m.sepTmp[:t.sepCell[c]]
+		sep := m.sepTmp[:t.sepCell[c]] // log P(s)
 		up := m.up[c]
 		m.sum(&m.parP[c], sep, m.belief[p])
 		if minOf(sep) >= tiny {
 			for j, v := range sep {
-				sep[j] = math.Log(v) + m.logZ - up[j]
+				sep[j] = math.Log(v)
 			}
 		} else {
 			m.exactLSE(&m.parP[c], sep, m.logb[p])
 			for j := range sep {
-				sep[j] -= up[j]
+				sep[j] -= m.logZ
 			}
+		}
+		if m.linUp[c] {
+			// belief = e^(lb−M_c) · P(s) e^(M_c − up(s))
+			f := m.sepMax[:len(sep)]
+			for j, v := range sep {
+				f[j] = math.Exp(v + m.mUp[c] - up[j])
+			}
+			m.multiply(&m.childP[c], m.belief[c], f)
+			if len(t.child[c]) > 0 {
+				for j := range sep {
+					sep[j] += m.logZ - up[j]
+				}
+				m.broadcast(&m.childP[c], m.logb[c], 1, sep)
+			}
+			continue
+		}
+		for j := range sep {
+			sep[j] += m.logZ - up[j]
+		}
+		if len(t.child[c]) == 0 {
+			m.copyVec(m.logb[c], m.theta[c])
 		}
 		m.broadcast(&m.childP[c], m.logb[c], 1, sep)
 		s := m.expVec(m.belief[c], m.logb[c], m.logZ)
@@ -381,9 +416,22 @@ func (m *Model) broadcast(p *proj, dst []float64, a float64, src []float64) {
 	j.p, j.dst, j.src = nil, nil, nil
 }
 
+// multiply multiplies dst[i] by src[j(i)] for projection p.
+func (m *Model) multiply(p *proj, dst, src []float64) {
+	if m.workers == 1 || p.cells < par.MinParallel {
+		p.mulFrom(dst, src, 0, p.cells, m.dig[0])
+		return
+	}
+	j := &m.wj
+	j.m, j.op, j.p, j.dst, j.src = m, opMul, p, dst, src
+	m.team.For(p.cells, grain, j)
+	j.p, j.dst, j.src = nil, nil, nil
+}
+
 const (
 	opSum = iota
 	opAdd
+	opMul
 )
 
 // walkJob runs a projection kernel over chunks of source cells.
@@ -409,6 +457,8 @@ func (j *walkJob) Run(w, lo, hi int) {
 		j.p.sumTo(out, j.src, lo, hi, dig)
 	case opAdd:
 		j.p.addFrom(j.dst, j.a, j.src, lo, hi, dig)
+	case opMul:
+		j.p.mulFrom(j.dst, j.src, lo, hi, dig)
 	}
 }
 
@@ -432,13 +482,7 @@ func (j *vecJob) Run(w, lo, hi int) {
 	case vecCopy:
 		copy(j.dst[lo:hi], j.src[lo:hi])
 	case vecMax:
-		mx := math.Inf(-1)
-		for _, v := range j.src[lo:hi] {
-			if v > mx || v != v {
-				mx = v
-			}
-		}
-		j.wmax[w] = mx
+		j.wmax[w] = maxOf(j.src[lo:hi])
 	case vecExp:
 		j.wsum[w] = vec.ExpShiftSum(j.dst[lo:hi], j.src[lo:hi], j.a)
 	case vecScale:
@@ -464,16 +508,37 @@ func (m *Model) copyVec(dst, src []float64) { m.runVec(vecCopy, dst, src, 0) }
 
 func (m *Model) scaleVec(x []float64, a float64) { m.runVec(vecScale, x, nil, a) }
 
-// maxVec returns the maximum of x (NaN if x holds one).
-func (m *Model) maxVec(x []float64) float64 {
-	m.runVec(vecMax, nil, x, 0)
-	mx := math.Inf(-1)
-	for _, v := range m.vj.wmax {
-		if v > mx || v != v {
-			mx = v
+// maxOf returns the maximum of x (−Inf if empty), ignoring NaN: a NaN
+// reaches log Z through the sums and Calibrate panics there.
+func maxOf(x []float64) float64 {
+	m0, m1, m2, m3 := math.Inf(-1), math.Inf(-1), math.Inf(-1), math.Inf(-1)
+	i := 0
+	for ; i+3 < len(x); i += 4 {
+		if x[i] > m0 {
+			m0 = x[i]
+		}
+		if x[i+1] > m1 {
+			m1 = x[i+1]
+		}
+		if x[i+2] > m2 {
+			m2 = x[i+2]
+		}
+		if x[i+3] > m3 {
+			m3 = x[i+3]
 		}
 	}
-	return mx
+	for ; i < len(x); i++ {
+		if x[i] > m0 {
+			m0 = x[i]
+		}
+	}
+	return max(m0, m1, m2, m3)
+}
+
+// maxVec returns the maximum of x.
+func (m *Model) maxVec(x []float64) float64 {
+	m.runVec(vecMax, nil, x, 0)
+	return maxOf(m.vj.wmax)
 }
 
 // expVec writes dst = e^(src − shift) and returns its sum.
