@@ -1,6 +1,7 @@
 package model
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"syscall"
@@ -184,6 +185,30 @@ func BenchmarkNewTree(b *testing.B) {
 	for b.Loop() {
 		if _, err := NewTree(adultSizes, adultSets); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSample draws 10^6 rows from a random model on each tree, in ns
+// per row.
+func BenchmarkSample(b *testing.B) {
+	for _, bt := range benchTrees(b) {
+		for _, method := range []SampleMethod{Systematic, IID} {
+			b.Run(fmt.Sprintf("%s/%v", bt.name, method), func(b *testing.B) {
+				m := New(bt.tr, nil)
+				defer m.Close()
+				randomTheta(m, rand.New(rand.NewPCG(1, 1)))
+				m.Calibrate()
+				r := rand.New(rand.NewPCG(2, 2))
+				const n = 1_000_000
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := m.Sample(context.Background(), n, method, r, 0, func([]int32) error { return nil }); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/row")
+			})
 		}
 	}
 }

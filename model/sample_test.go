@@ -267,3 +267,46 @@ func TestSampleMemoryBounded(t *testing.T) {
 		}
 	}
 }
+
+func TestAliasTables(t *testing.T) {
+	// The distribution an alias table encodes, (q_j + Σ_{i: alias_i = j} (1 − q_i)) / n,
+	// equals the conditional, zeros included.
+	for _, p := range [][]float64{
+		{1},
+		{0.5, 0.5},
+		{0, 1, 0},
+		{0.1, 0, 0.2, 0.7},
+		{1e-12, 0.25, 0.25, 0.5 - 1e-12, 0, 0},
+	} {
+		l := level{nNew: len(p), cum: make([]float64, 2*len(p))}
+		for s := range 2 { // two separator values: p and p reversed
+			acc := 0.0
+			for j := range p {
+				v := p[j]
+				if s == 1 {
+					v = p[len(p)-1-j]
+				}
+				acc += v
+				l.cum[s*len(p)+j] = acc
+			}
+		}
+		l.buildAlias()
+		for s := range 2 {
+			got := make([]float64, len(p))
+			for j := range p {
+				q := l.aliasP[s*len(p)+j]
+				got[j] += q / float64(len(p))
+				got[l.aliasJ[s*len(p)+j]] += (1 - q) / float64(len(p))
+			}
+			for j := range p {
+				want := p[j]
+				if s == 1 {
+					want = p[len(p)-1-j]
+				}
+				if math.Abs(got[j]-want) > 1e-15 {
+					t.Errorf("alias of %v (row %d): outcome %d has probability %v, want %v", p, s, j, got[j], want)
+				}
+			}
+		}
+	}
+}
