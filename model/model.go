@@ -49,12 +49,12 @@ type Model struct {
 	belief                              [][]float64 // calibrated beliefs (probabilities)
 	up                                  [][]float64 // up[c]: log-message from c to its parent, over sep[c]
 
-	sepTmp, sepMax []float64   // separator scratch
-	mUp            []float64   // per clique: the shift M_c of its upward exponentials
-	linUp          []bool      // per clique: its upward message was summed in linear space
-	part           [][]float64 // partial sums of workers 1..
-	dig            [][]int     // odometer digits per worker
-	childP, parP   []proj      // clique c → sep[c], parent[c] → sep[c]
+	shiftAll     []float64
+	shift        [][]float64 // shift[c][s]: the shift of clique c's upward exponentials on separator cell s
+	sepTmp       []float64   // separator scratch
+	part         [][]float64 // partial sums of workers 1..
+	dig          [][]int     // odometer digits per worker
+	childP, parP []proj      // clique c → sep[c], parent[c] → sep[c]
 
 	sc         proj // scratch projection of AddTheta and Marginal
 	scDims     []int
@@ -98,9 +98,8 @@ func New(t *Tree, s *Settings) *Model {
 		belief:    make([][]float64, k),
 		up:        make([][]float64, k),
 		sepTmp:    make([]float64, l.maxSep),
-		sepMax:    make([]float64, l.maxSep),
-		mUp:       make([]float64, k),
-		linUp:     make([]bool, k),
+		shiftAll:  make([]float64, int(l.sepCells)),
+		shift:     make([][]float64, k),
 		part:      make([][]float64, workers-1),
 		dig:       make([][]int, workers),
 		childP:    make([]proj, k),
@@ -128,6 +127,7 @@ func New(t *Tree, s *Settings) *Model {
 		if p := t.parent[c]; p >= 0 {
 			ss := t.sepCell[c]
 			m.up[c] = m.upAll[soff : soff+ss : soff+ss]
+			m.shift[c] = m.shiftAll[soff : soff+ss : soff+ss]
 			soff += ss
 			m.childP[c].build(t.sizes, cl, t.sep[c], take(len(cl)+1), take(len(cl)+1))
 			pc := t.cliques[p]
@@ -185,23 +185,29 @@ func (m *Model) CopyFrom(o *Model) {
 	copy(m.logbAll, o.logbAll)
 	copy(m.beliefAll, o.beliefAll)
 	copy(m.upAll, o.upAll)
-	copy(m.mUp, o.mUp)
-	copy(m.linUp, o.linUp)
+	copy(m.shiftAll, o.shiftAll)
 	m.logZ, m.calibrated = o.logZ, o.calibrated
 }
 
 // Calibrate runs sum-product belief propagation on the clique tree in log
-// space. Upward pass: each clique's log-belief so far (θ_c plus its
-// children's messages), shifted by its maximum M_c and exponentiated,
-// summed onto its separator: the message up_c(s) = M_c + log Σ_{x→s}
-// e^(θ_c+…−M_c). Downward pass: the parent's separator marginal P(s)
-// divided by the upward message; where the upward sums were safe the
-// clique's belief is its upward exponentials times P(s)/Σ_{x→s}, one
-// multiplication per cell (Hugin), else exp(log-belief − log Z). Separator
-// sums that would lose precision in linear space (below 1e−250 of the
-// clique's maximum, where exponentials flushed to zero could matter) are
-// recomputed by an exact log-sum-exp per separator cell, so any finite θ
-// is safe. It panics if θ holds NaN or ±Inf.
+// space.
+//
+// Upward pass, from the leaves: each clique's log-potential plus its
+// children's messages, lb_c, is shifted by its maximum M_c, exponentiated
+// (E_c = e^(lb_c − M_c), the vector exponential) and summed onto the
+// separator with its parent: the message is up_c(s) = M_c + log Σ_{x→s} E_c(x).
+// Where a separator sum falls below 1e−250 (exponentials flushed to zero
+// below e^−708 could then matter), the clique is redone with a shift per
+// separator cell, the maximum of lb_c over the cells that map to it, so the
+// message is exact for any finite θ.
+//
+// Downward pass, from the root (whose belief is E_0 normalised, log Z =
+// M_0 + log Σ E_0): each clique's belief is E_c(x) · P(s) · e^(shift(s) −
+// up_c(s)), P the parent belief's marginal on the separator (Hugin's
+// update, one multiplication per cell). Beliefs are probabilities, so
+// values below about 1e−300 may be flushed to zero.
+//
+// It panics if θ holds NaN or ±Inf.
 func (m *Model) Calibrate() {
 	t := m.t
 	var s0 float64
@@ -219,22 +225,33 @@ func (m *Model) Calibrate() {
 			panic("model: Calibrate with θ holding NaN or ±Inf")
 		}
 		s := m.expVec(m.belief[c], lb, mx)
-		m.mUp[c] = mx
 		if c == 0 {
 			m.logZ = mx + math.Log(s)
 			s0 = s
 			break
 		}
-		sep := m.sepTmp[:t.sepCell[c]]
+		sep, up, sh := m.sepTmp[:t.sepCell[c]], m.up[c], m.shift[c]
 		m.sum(&m.childP[c], sep, m.belief[c])
-		up := m.up[c]
-		m.linUp[c] = minOf(sep) >= tiny
-		if m.linUp[c] {
+		if minOf(sep) >= tiny {
 			for j, v := range sep {
 				up[j] = mx + math.Log(v)
+				sh[j] = mx
 			}
-		} else {
-			m.exactLSE(&m.childP[c], up, lb)
+			continue
+		}
+		// Exact: shift each separator cell's group by its own maximum.
+		p := &m.childP[c]
+		for j := range sh {
+			sh[j] = math.Inf(-1)
+		}
+		p.maxTo(sh, lb, 0, p.cells, m.dig[0])
+		e := m.belief[c]
+		m.copyVec(e, lb)
+		m.broadcast(p, e, -1, sh)
+		m.expVec(e, e, 0)
+		m.sum(p, sep, e)
+		for j, v := range sep {
+			up[j] = sh[j] + math.Log(v)
 		}
 	}
 	if math.IsInf(m.logZ, 0) || math.IsNaN(m.logZ) {
@@ -242,73 +259,14 @@ func (m *Model) Calibrate() {
 	}
 	m.scaleVec(m.belief[0], 1/s0)
 	for c := 1; c < len(t.cliques); c++ {
-		p := t.parent[c]
-		sep := m.sepTmp[:t.sepCell[c]] // log P(s)
-		up := m.up[c]
-		m.sum(&m.parP[c], sep, m.belief[p])
-		if minOf(sep) >= tiny {
-			for j, v := range sep {
-				sep[j] = math.Log(v)
-			}
-		} else {
-			m.exactLSE(&m.parP[c], sep, m.logb[p])
-			for j := range sep {
-				sep[j] -= m.logZ
-			}
+		f, up, sh := m.sepTmp[:t.sepCell[c]], m.up[c], m.shift[c]
+		m.sum(&m.parP[c], f, m.belief[t.parent[c]])
+		for j, v := range f {
+			f[j] = v * math.Exp(sh[j]-up[j])
 		}
-		if m.linUp[c] {
-			// belief = e^(lb−M_c) · P(s) e^(M_c − up(s))
-			f := m.sepMax[:len(sep)]
-			for j, v := range sep {
-				f[j] = math.Exp(v + m.mUp[c] - up[j])
-			}
-			m.multiply(&m.childP[c], m.belief[c], f)
-			if len(t.child[c]) > 0 {
-				for j := range sep {
-					sep[j] += m.logZ - up[j]
-				}
-				m.broadcast(&m.childP[c], m.logb[c], 1, sep)
-			}
-			continue
-		}
-		for j := range sep {
-			sep[j] += m.logZ - up[j]
-		}
-		if len(t.child[c]) == 0 {
-			m.copyVec(m.logb[c], m.theta[c])
-		}
-		m.broadcast(&m.childP[c], m.logb[c], 1, sep)
-		s := m.expVec(m.belief[c], m.logb[c], m.logZ)
-		m.scaleVec(m.belief[c], 1/s)
+		m.multiply(&m.childP[c], m.belief[c], f)
 	}
 	m.calibrated = true
-}
-
-// exactLSE writes out[j] = log Σ_{i→j} e^src[i] for the projection p,
-// with a per-target-cell shift (serial; the rare path of Calibrate).
-func (m *Model) exactLSE(p *proj, out, src []float64) {
-	mx := m.sepMax[:len(out)]
-	for j := range mx {
-		mx[j] = math.Inf(-1)
-	}
-	st := p.inner()
-	p.each(0, p.cells, m.dig[0], func(i, j, run int) {
-		for k, v := range src[i : i+run] {
-			if q := j + k*st; v > mx[q] {
-				mx[q] = v
-			}
-		}
-	})
-	clear(out)
-	p.each(0, p.cells, m.dig[0], func(i, j, run int) {
-		for k, v := range src[i : i+run] {
-			q := j + k*st
-			out[q] += vec.Exp(v - mx[q])
-		}
-	})
-	for j, v := range out {
-		out[j] = mx[j] + math.Log(v)
-	}
 }
 
 func minOf(x []float64) float64 {

@@ -266,6 +266,30 @@ func (p *proj) mulFrom(dst, src []float64, lo, hi int, dig []int) {
 	}
 }
 
+// maxTo sets dst[j(i)] = max(dst[j(i)], src[i]) for source cells i in
+// [lo, hi).
+func (p *proj) maxTo(dst, src []float64, lo, hi int, dig []int) {
+	last := len(p.dims) - 1
+	in, ist := p.dims[last], p.stride[last]
+	j := p.start(lo, dig)
+	for i := lo; i < hi; {
+		run := min(in-dig[last], hi-i)
+		s := src[i : i+run]
+		if ist == 0 {
+			dst[j] = max(dst[j], maxOf(s))
+		} else {
+			d := dst[j : j+run]
+			for k, v := range s {
+				if v > d[k] {
+					d[k] = v
+				}
+			}
+		}
+		i += run
+		j = p.next(dig, j, run)
+	}
+}
+
 // each calls f(i, j, run) for each run of source cells i..i+run-1 in
 // [lo, hi) whose target cells are j, j+st, … (st the inner stride, 0 or 1).
 // It is for the rare paths (exact log-sum-exp, elimination).

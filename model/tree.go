@@ -372,7 +372,8 @@ func (t *Tree) Bytes() uint64 { return t.BytesFor(runtime.GOMAXPROCS(0)) }
 // BytesFor returns every byte that New, Calibrate and an in-clique
 // Marginal allocate for this tree with the given number of workers
 // (0: GOMAXPROCS): the potentials, log-beliefs and beliefs (three float64
-// per clique cell), the upward messages (one float64 per separator cell),
+// per clique cell), the upward messages and their shifts (two float64 per
+// separator cell),
 // the scratch tables and the workers' partial sums, rounded up as the Go
 // allocator does, plus a fixed allowance for the small bookkeeping. It
 // saturates at the largest uint64.
@@ -383,8 +384,8 @@ func (t *Tree) BytesFor(workers int) uint64 {
 	l := t.layout(workers)
 	b := 0.0
 	b += 3 * allocBytes(8*l.cliqueCells)
-	b += allocBytes(8 * l.sepCells)
-	b += 2 * allocBytes(8*float64(l.maxSep)) // sepTmp, sepMax
+	b += 2 * allocBytes(8*l.sepCells)      // upward messages and their shifts
+	b += allocBytes(8 * float64(l.maxSep)) // separator scratch
 	b += float64(workers-1) * allocBytes(8*float64(l.part))
 	b += float64(workers) * allocBytes(8*float64(len(t.sizes)+1))
 	b += allocBytes(8 * float64(l.projInts))
