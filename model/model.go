@@ -43,11 +43,11 @@ type Model struct {
 	workers int
 	maxElim int
 
-	thetaAll, logbAll, beliefAll, upAll []float64
-	theta                               [][]float64 // θ_c
-	logb                                [][]float64 // θ_c + incoming log-messages (log-belief + log Z)
-	belief                              [][]float64 // calibrated beliefs (probabilities)
-	up                                  [][]float64 // up[c]: log-message from c to its parent, over sep[c]
+	thetaAll, beliefAll, upAll []float64
+	theta                      [][]float64 // θ_c
+	lb                         []float64   // scratch: θ_c plus the children's messages (cliques with children)
+	belief                     [][]float64 // calibrated beliefs (probabilities)
+	up                         [][]float64 // up[c]: log-message from c to its parent, over sep[c]
 
 	shiftAll     []float64
 	shift        [][]float64 // shift[c][s]: the shift of clique c's upward exponentials on separator cell s
@@ -90,11 +90,10 @@ func New(t *Tree, s *Settings) *Model {
 		workers:   workers,
 		maxElim:   st.MaxElimCells,
 		thetaAll:  make([]float64, int(l.cliqueCells)),
-		logbAll:   make([]float64, int(l.cliqueCells)),
+		lb:        make([]float64, l.maxInner),
 		beliefAll: make([]float64, int(l.cliqueCells)),
 		upAll:     make([]float64, int(l.sepCells)),
 		theta:     make([][]float64, k),
-		logb:      make([][]float64, k),
 		belief:    make([][]float64, k),
 		up:        make([][]float64, k),
 		sepTmp:    make([]float64, l.maxSep),
@@ -121,7 +120,6 @@ func New(t *Tree, s *Settings) *Model {
 	for c, cl := range t.cliques {
 		sz := t.cells[c]
 		m.theta[c] = m.thetaAll[off : off+sz : off+sz]
-		m.logb[c] = m.logbAll[off : off+sz : off+sz]
 		m.belief[c] = m.beliefAll[off : off+sz : off+sz]
 		off += sz
 		if p := t.parent[c]; p >= 0 {
@@ -182,7 +180,6 @@ func (m *Model) CopyFrom(o *Model) {
 		panic("model: CopyFrom a model on a different tree")
 	}
 	copy(m.thetaAll, o.thetaAll)
-	copy(m.logbAll, o.logbAll)
 	copy(m.beliefAll, o.beliefAll)
 	copy(m.upAll, o.upAll)
 	copy(m.shiftAll, o.shiftAll)
@@ -214,7 +211,7 @@ func (m *Model) Calibrate() {
 	for c := len(t.cliques) - 1; c >= 0; c-- {
 		lb := m.theta[c]
 		if len(t.child[c]) > 0 {
-			lb = m.logb[c]
+			lb = m.lb[:t.cells[c]]
 			m.copyVec(lb, m.theta[c])
 			for _, ch := range t.child[c] {
 				m.broadcast(&m.parP[ch], lb, 1, m.up[ch])

@@ -371,8 +371,9 @@ func (t *Tree) Bytes() uint64 { return t.BytesFor(runtime.GOMAXPROCS(0)) }
 
 // BytesFor returns every byte that New, Calibrate and an in-clique
 // Marginal allocate for this tree with the given number of workers
-// (0: GOMAXPROCS): the potentials, log-beliefs and beliefs (three float64
-// per clique cell), the upward messages and their shifts (two float64 per
+// (0: GOMAXPROCS): the potentials and beliefs (two float64 per clique
+// cell), a scratch table as large as the largest clique with children, the
+// upward messages and their shifts (two float64 per
 // separator cell),
 // the scratch tables and the workers' partial sums, rounded up as the Go
 // allocator does, plus a fixed allowance for the small bookkeeping. It
@@ -383,7 +384,8 @@ func (t *Tree) BytesFor(workers int) uint64 {
 	}
 	l := t.layout(workers)
 	b := 0.0
-	b += 3 * allocBytes(8*l.cliqueCells)
+	b += 2 * allocBytes(8*l.cliqueCells)
+	b += allocBytes(8 * float64(l.maxInner))
 	b += 2 * allocBytes(8*l.sepCells)      // upward messages and their shifts
 	b += allocBytes(8 * float64(l.maxSep)) // separator scratch
 	b += float64(workers-1) * allocBytes(8*float64(l.part))
@@ -401,6 +403,7 @@ type layout struct {
 	cliqueCells float64 // Σ clique cells
 	sepCells    float64 // Σ separator cells
 	maxSep      int     // largest separator (≥ 1)
+	maxInner    int     // cells of the largest clique with children
 	part        int     // length of each extra worker's partial-sum buffer
 	projInts    float64 // ints of the precomputed projections
 }
@@ -412,6 +415,9 @@ func (t *Tree) layout(workers int) layout {
 	for c := range t.cliques {
 		l.cliqueCells += float64(t.cells[c])
 		maxCell = max(maxCell, t.cells[c])
+		if len(t.child[c]) > 0 {
+			l.maxInner = max(l.maxInner, t.cells[c])
+		}
 		if t.parent[c] >= 0 {
 			l.sepCells += float64(t.sepCell[c])
 			l.maxSep = max(l.maxSep, t.sepCell[c])
