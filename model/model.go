@@ -13,7 +13,7 @@ import (
 // Settings tune a Model. The zero value means the defaults.
 type Settings struct {
 	// Workers is the number of goroutines of the per-clique loops
-	// (0: GOMAXPROCS). Cliques below par.MinParallel cells run serially.
+	// (0: GOMAXPROCS). Cliques below 65,536 cells run serially.
 	Workers int
 	// MaxElimCells caps every intermediate table of a cross-clique
 	// Marginal (0: 1<<24 cells, 128 MiB).
@@ -28,6 +28,10 @@ const DefaultMaxElimCells = 1 << 24
 // most 2^53 of them) could matter, so the separator is recomputed by an
 // exact per-cell log-sum-exp.
 const tiny = 1e-250
+
+// minParallel is the least number of clique cells a loop runs in parallel
+// for: below it, waking the team costs more than it saves.
+const minParallel = 1 << 16
 
 // grain is the alignment of the parallel chunks of clique cells.
 const grain = 1024
@@ -341,7 +345,7 @@ func (m *Model) Marginal(set []int, out []float64) error {
 // the source is large and the target fits the workers' partial buffers.
 func (m *Model) sum(p *proj, dst, src []float64) {
 	clear(dst)
-	if m.workers == 1 || p.cells < par.MinParallel || len(m.part) == 0 || len(dst) > len(m.part[0]) {
+	if m.workers == 1 || p.cells < minParallel || len(m.part) == 0 || len(dst) > len(m.part[0]) {
 		p.sumTo(dst, src, 0, p.cells, m.dig[0])
 		return
 	}
@@ -361,7 +365,7 @@ func (m *Model) sum(p *proj, dst, src []float64) {
 
 // broadcast adds a·src[j(i)] to dst[i] for projection p.
 func (m *Model) broadcast(p *proj, dst []float64, a float64, src []float64) {
-	if m.workers == 1 || p.cells < par.MinParallel {
+	if m.workers == 1 || p.cells < minParallel {
 		p.addFrom(dst, a, src, 0, p.cells, m.dig[0])
 		return
 	}
@@ -373,7 +377,7 @@ func (m *Model) broadcast(p *proj, dst []float64, a float64, src []float64) {
 
 // multiply multiplies dst[i] by src[j(i)] for projection p.
 func (m *Model) multiply(p *proj, dst, src []float64) {
-	if m.workers == 1 || p.cells < par.MinParallel {
+	if m.workers == 1 || p.cells < minParallel {
 		p.mulFrom(dst, src, 0, p.cells, m.dig[0])
 		return
 	}
@@ -455,7 +459,11 @@ func (m *Model) runVec(op int, dst, src []float64, a float64) {
 	for w := range j.wmax {
 		j.wmax[w], j.wsum[w] = math.Inf(-1), 0
 	}
-	m.team.For(n, grain, j)
+	if n < minParallel {
+		j.Run(0, 0, n)
+	} else {
+		m.team.For(n, grain, j)
+	}
 	j.dst, j.src = nil, nil
 }
 

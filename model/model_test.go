@@ -430,8 +430,8 @@ func TestCopyFromAndAllocs(t *testing.T) {
 }
 
 func TestParallelMatchesSerialAndBruteForce(t *testing.T) {
-	// Cliques above par.MinParallel cells take the parallel paths.
-	sizes := []int{30, 30, 30, 4}
+	// Cliques above minParallel cells take the parallel paths.
+	sizes := []int{50, 50, 30, 4}
 	sets := [][]int{{0, 1, 2}, {1, 2, 3}}
 	tr, err := NewTree(sizes, sets)
 	if err != nil {

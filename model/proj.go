@@ -136,6 +136,15 @@ func (p *proj) sumTo(dst, src []float64, lo, hi int, dig []int) {
 					}
 					dst[j+a*s1] += a0 + a1
 				}
+			} else if in == 2 { // a binary innermost attribute: two running sums
+				var a0, a1 float64
+				s := src[i : i+blk]
+				for k := 0; k+1 < len(s); k += 2 {
+					a0 += s[k]
+					a1 += s[k+1]
+				}
+				dst[j] += a0
+				dst[j+1] += a1
 			} else {
 				d := dst[j : j+in]
 				for a := range d1 {
