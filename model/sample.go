@@ -138,7 +138,10 @@ type sampler struct {
 // with n: beside tables as large as the model's cliques (20 bytes per
 // clique cell: cumulative conditionals and alias tables), Systematic keeps
 // a window of 65,536 rows, shuffled before they are emitted, and IID one
-// batch.
+// batch. Systematic rows are drawn depth first along the tree, so beyond
+// one window their order follows the tree (the root clique's cells in
+// order): callers that need a uniformly random order of more rows must
+// shuffle further.
 //
 // Systematic splits each group of c identical partial rows over the next
 // clique's conditional p(·|separator) by systematic rounding with a fresh

@@ -310,3 +310,29 @@ func TestAliasTables(t *testing.T) {
 		}
 	}
 }
+
+func ExampleModel_Sample() {
+	// Two binary attributes that agree 80% of the time.
+	tr, _ := NewTree([]int{2, 2}, [][]int{{0, 1}})
+	m := New(tr, nil)
+	defer m.Close()
+	m.AddTheta([]int{0, 1}, math.Log(4), []float64{1, 0, 0, 1})
+	m.Calibrate()
+	fmt.Printf("D = %.2f\n", m.Belief(0))
+
+	// Systematic rounding: 10 rows whose counts are 10·D exactly here.
+	var count [4]int
+	err := m.Sample(context.Background(), 10, Systematic, rand.New(rand.NewPCG(1, 2)), 4, func(rows []int32) error {
+		for i := 0; i < len(rows); i += 2 {
+			count[2*rows[i]+rows[i+1]]++
+		}
+		return nil
+	})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("counts:", count)
+	// Output:
+	// D = [0.40 0.10 0.10 0.40]
+	// counts: [4 1 1 4]
+}
