@@ -11,7 +11,9 @@ import (
 
 // benchTrees are the trees of the benchmarks: (a) shaped like full ADULT
 // with a few 3-way cliques, on the brief sizes of the 14 attributes and on
-// adult's real domain, and (b) one 1e6-cell clique.
+// adult's real domain, and a wider model on adult's domain (14 sets, 2- and
+// 3-way, triangulated into cliques of up to 5 attributes, 8e5 cells), and
+// (b) one 1e6-cell clique.
 func benchTrees(b *testing.B) []struct {
 	name string
 	tr   *Tree
@@ -28,6 +30,7 @@ func benchTrees(b *testing.B) []struct {
 	}{
 		{"adult-small", briefSizes, adultSets},
 		{"adult", adultSizes, adultSets},
+		{"adult-wide", adultSizes, adultWideSets},
 		{"clique-1e6", []int{100, 100, 100}, [][]int{{0, 1, 2}}},
 	} {
 		tr, err := NewTree(c.sizes, c.sets)
@@ -41,6 +44,10 @@ func benchTrees(b *testing.B) []struct {
 	}
 	return out
 }
+
+// adultWideSets is a model on adult's domain of 14 sets, 2- and 3-way.
+var adultWideSets = [][]int{{0, 3, 13}, {4, 6, 8}, {1, 5, 13}, {7, 12}, {9, 10, 13}, {0, 11}, {2, 13}, {3, 5},
+	{4, 6, 13}, {0, 4, 6}, {5, 8, 11}, {3, 12}, {0, 9}, {6, 11, 13}}
 
 var sink float64
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"strconv"
 
 	"github.com/dpsynth/synth/internal/par"
@@ -49,13 +50,13 @@ type Model struct {
 
 	thetaAll, beliefAll, upAll []float64
 	theta                      [][]float64 // θ_c
-	lb                         []float64   // scratch: θ_c plus the children's messages (cliques with children)
+	wlb                        [][]float64 // per worker: θ_c plus the children's messages (cliques with children)
 	belief                     [][]float64 // calibrated beliefs (probabilities)
-	up                         [][]float64 // up[c]: log-message from c to its parent, over sep[c]
+	up                         [][]float64 // up[c]: log-message from c to its parent, over sep[c] (scratch after the downward pass)
 
 	shiftAll     []float64
 	shift        [][]float64 // shift[c][s]: the shift of clique c's upward exponentials on separator cell s
-	sepTmp       []float64   // separator scratch
+	wsep         [][]float64 // per worker: separator scratch
 	part         [][]float64 // partial sums of workers 1..
 	dig          [][]int     // odometer digits per worker
 	childP, parP []proj      // clique c → sep[c], parent[c] → sep[c]
@@ -66,8 +67,12 @@ type Model struct {
 	logZ       float64
 	calibrated bool
 
+	upLevels, downLevels []cliqueLevel // cliques by height (root excluded) and by depth (root excluded)
+	bad                  []bool        // per worker: a non-finite θ was met
+
 	wj walkJob
 	vj vecJob
+	lj levelJob
 }
 
 // New returns a model on tree t with θ = 0 everywhere (the uniform
@@ -94,13 +99,11 @@ func New(t *Tree, s *Settings) *Model {
 		workers:   workers,
 		maxElim:   st.MaxElimCells,
 		thetaAll:  make([]float64, int(l.cliqueCells)),
-		lb:        make([]float64, l.maxInner),
 		beliefAll: make([]float64, int(l.cliqueCells)),
 		upAll:     make([]float64, int(l.sepCells)),
 		theta:     make([][]float64, k),
 		belief:    make([][]float64, k),
 		up:        make([][]float64, k),
-		sepTmp:    make([]float64, l.maxSep),
 		shiftAll:  make([]float64, int(l.sepCells)),
 		shift:     make([][]float64, k),
 		part:      make([][]float64, workers-1),
@@ -111,6 +114,19 @@ func New(t *Tree, s *Settings) *Model {
 	for w := range m.part {
 		m.part[w] = make([]float64, l.part)
 	}
+	m.wlb = make([][]float64, workers)
+	m.wsep = make([][]float64, workers)
+	m.bad = make([]bool, workers)
+	for w := range workers {
+		if w == 0 {
+			m.wlb[w] = make([]float64, l.maxInner)
+			m.wsep[w] = make([]float64, l.maxSep)
+		} else {
+			m.wlb[w] = make([]float64, min(l.maxInner, minParallel))
+			m.wsep[w] = make([]float64, min(l.maxSep, minParallel))
+		}
+	}
+	m.upLevels, m.downLevels = t.cliqueLevels()
 	for w := range m.dig {
 		m.dig[w] = make([]int, n+1)
 	}
@@ -208,66 +224,195 @@ func (m *Model) CopyFrom(o *Model) {
 // update, one multiplication per cell). Beliefs are probabilities, so
 // values below about 1e−300 may be flushed to zero.
 //
+// Cliques of one height (upward) or depth (downward) are independent: when
+// each of them is below 65,536 cells and together they hold enough cells,
+// the workers take whole cliques; otherwise each clique's loops are split
+// over the workers.
+//
 // It panics if θ holds NaN or ±Inf.
 func (m *Model) Calibrate() {
-	t := m.t
-	var s0 float64
-	for c := len(t.cliques) - 1; c >= 0; c-- {
-		lb := m.theta[c]
-		if len(t.child[c]) > 0 {
-			lb = m.lb[:t.cells[c]]
-			m.copyVec(lb, m.theta[c])
-			for _, ch := range t.child[c] {
-				m.broadcast(&m.parP[ch], lb, 1, m.up[ch])
-			}
-		}
-		mx := m.maxVec(lb)
-		if math.IsInf(mx, 0) || math.IsNaN(mx) {
-			panic("model: Calibrate with θ holding NaN or ±Inf")
-		}
-		s := m.expVec(m.belief[c], lb, mx)
-		if c == 0 {
-			m.logZ = mx + math.Log(s)
-			s0 = s
-			break
-		}
-		sep, up, sh := m.sepTmp[:t.sepCell[c]], m.up[c], m.shift[c]
-		m.sum(&m.childP[c], sep, m.belief[c])
-		if minOf(sep) >= tiny {
-			for j, v := range sep {
-				up[j] = mx + math.Log(v)
-				sh[j] = mx
-			}
-			continue
-		}
-		// Exact: shift each separator cell's group by its own maximum.
-		p := &m.childP[c]
-		for j := range sh {
-			sh[j] = math.Inf(-1)
-		}
-		p.maxTo(sh, lb, 0, p.cells, m.dig[0])
-		e := m.belief[c]
-		m.copyVec(e, lb)
-		m.broadcast(p, e, -1, sh)
-		m.expVec(e, e, 0)
-		m.sum(p, sep, e)
-		for j, v := range sep {
-			up[j] = sh[j] + math.Log(v)
-		}
+	clear(m.bad)
+	for _, lv := range m.upLevels {
+		m.runLevel(lv, false)
 	}
-	if math.IsInf(m.logZ, 0) || math.IsNaN(m.logZ) {
+	if slices.Contains(m.bad, true) {
+		panic("model: Calibrate with θ holding NaN or ±Inf")
+	}
+	s0 := m.upClique(0, -1)
+	if m.bad[0] || math.IsInf(m.logZ, 0) || math.IsNaN(m.logZ) {
 		panic("model: Calibrate with θ holding NaN or ±Inf")
 	}
 	m.scaleVec(m.belief[0], 1/s0)
-	for c := 1; c < len(t.cliques); c++ {
-		f, up, sh := m.sepTmp[:t.sepCell[c]], m.up[c], m.shift[c]
-		m.sum(&m.parP[c], f, m.belief[t.parent[c]])
-		for j, v := range f {
-			f[j] = v * math.Exp(sh[j]-up[j])
-		}
-		m.multiply(&m.childP[c], m.belief[c], f)
+	for _, lv := range m.downLevels {
+		m.runLevel(lv, true)
 	}
 	m.calibrated = true
+}
+
+// cliqueLevel is a set of independent cliques with the running sums of their
+// cells (off[i] is where clique cl[i] starts, off[len(cl)] the total).
+type cliqueLevel struct {
+	cl      []int
+	off     []int
+	maxCell int
+}
+
+// runLevel runs the upward or downward step of every clique of lv.
+func (m *Model) runLevel(lv cliqueLevel, down bool) {
+	total := lv.off[len(lv.cl)]
+	if m.workers == 1 || len(lv.cl) == 1 || lv.maxCell >= minParallel || total < par.MinParallel {
+		for _, c := range lv.cl {
+			if down {
+				m.downClique(c, -1)
+			} else {
+				m.upClique(c, -1)
+			}
+		}
+		return
+	}
+	j := &m.lj
+	j.m, j.lv, j.down = m, lv, down
+	m.team.For(total, 1, j)
+	j.m = nil
+}
+
+// levelJob hands whole cliques of a level to the workers: worker w takes
+// the cliques that start in its range of the level's cells.
+type levelJob struct {
+	m    *Model
+	lv   cliqueLevel
+	down bool
+}
+
+func (j *levelJob) Run(w, lo, hi int) {
+	for i, c := range j.lv.cl {
+		if o := j.lv.off[i]; o >= lo && o < hi {
+			if j.down {
+				j.m.downClique(c, w)
+			} else {
+				j.m.upClique(c, w)
+			}
+		}
+	}
+}
+
+// upClique computes clique c's upward exponentials and, but for the root,
+// its message to its parent; for the root it sets log Z and returns the sum
+// of the exponentials. w ≥ 0 runs it on worker w alone, w < 0 splits its
+// loops over the team. It never panics (it may run on a helper goroutine):
+// a non-finite θ marks m.bad.
+func (m *Model) upClique(c, w int) float64 {
+	t := m.t
+	ws := max(w, 0)
+	lb := m.theta[c]
+	if len(t.child[c]) > 0 {
+		lb = m.wlb[ws][:t.cells[c]]
+		m.hCopy(w, lb, m.theta[c])
+		for _, ch := range t.child[c] {
+			m.hBroadcast(w, &m.parP[ch], lb, 1, m.up[ch])
+		}
+	}
+	mx := m.hMax(w, lb)
+	if math.IsInf(mx, 0) || math.IsNaN(mx) {
+		m.bad[ws] = true
+		return math.NaN()
+	}
+	s := m.hExp(w, m.belief[c], lb, mx)
+	if c == 0 {
+		m.logZ = mx + math.Log(s)
+		return s
+	}
+	sep, up, sh := m.wsep[ws][:t.sepCell[c]], m.up[c], m.shift[c]
+	p := &m.childP[c]
+	m.hSum(w, p, sep, m.belief[c])
+	if minOf(sep) >= tiny {
+		for j, v := range sep {
+			up[j] = mx + math.Log(v)
+			sh[j] = mx
+		}
+		return s
+	}
+	// Exact: shift each separator cell's group by its own maximum.
+	for j := range sh {
+		sh[j] = math.Inf(-1)
+	}
+	p.maxTo(sh, lb, 0, p.cells, m.dig[ws])
+	e := m.belief[c]
+	m.hCopy(w, e, lb)
+	m.hBroadcast(w, p, e, -1, sh)
+	m.hExp(w, e, e, 0)
+	m.hSum(w, p, sep, e)
+	for j, v := range sep {
+		up[j] = sh[j] + math.Log(v)
+	}
+	return s
+}
+
+// downClique turns clique c's upward exponentials into its belief.
+func (m *Model) downClique(c, w int) {
+	t := m.t
+	ws := max(w, 0)
+	f, up, sh := m.wsep[ws][:t.sepCell[c]], m.up[c], m.shift[c]
+	m.hSum(w, &m.parP[c], f, m.belief[t.parent[c]])
+	// f = P(s)·e^(shift(s) − up(s)); up is not needed any more this pass,
+	// so it holds the exponentials.
+	for j := range up {
+		up[j] = sh[j] - up[j]
+	}
+	vec.ExpShiftSum(up, up, 0)
+	for j, v := range up {
+		f[j] *= v
+	}
+	m.hMultiply(w, &m.childP[c], m.belief[c], f)
+}
+
+// The h* kernels run on worker w alone (w ≥ 0) or over the team (w < 0).
+
+func (m *Model) hCopy(w int, dst, src []float64) {
+	if w >= 0 {
+		copy(dst, src)
+		return
+	}
+	m.copyVec(dst, src)
+}
+
+func (m *Model) hMax(w int, x []float64) float64 {
+	if w >= 0 {
+		return maxOf(x)
+	}
+	return m.maxVec(x)
+}
+
+func (m *Model) hExp(w int, dst, src []float64, shift float64) float64 {
+	if w >= 0 {
+		return vec.ExpShiftSum(dst, src, shift)
+	}
+	return m.expVec(dst, src, shift)
+}
+
+func (m *Model) hSum(w int, p *proj, dst, src []float64) {
+	if w >= 0 {
+		clear(dst)
+		p.sumTo(dst, src, 0, p.cells, m.dig[w])
+		return
+	}
+	m.sum(p, dst, src)
+}
+
+func (m *Model) hBroadcast(w int, p *proj, dst []float64, a float64, src []float64) {
+	if w >= 0 {
+		p.addFrom(dst, a, src, 0, p.cells, m.dig[w])
+		return
+	}
+	m.broadcast(p, dst, a, src)
+}
+
+func (m *Model) hMultiply(w int, p *proj, dst, src []float64) {
+	if w >= 0 {
+		p.mulFrom(dst, src, 0, p.cells, m.dig[w])
+		return
+	}
+	m.multiply(p, dst, src)
 }
 
 func minOf(x []float64) float64 {

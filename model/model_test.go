@@ -571,3 +571,64 @@ func TestPanics(t *testing.T) {
 		}()
 	}
 }
+
+func TestCliqueParallelMatchesSerial(t *testing.T) {
+	// A star of 8 cliques {0, a, b} of 3,600 cells: one level of 28,800
+	// cells, each clique below minParallel, so with 2 workers whole cliques
+	// go to the workers. The serial path is checked against brute force in
+	// TestMarginalsMatchBruteForce; here both must agree, and every clique
+	// must agree on attribute 0.
+	sizes := []int{4}
+	var sets [][]int
+	for i := range 8 {
+		sizes = append(sizes, 30, 30)
+		sets = append(sets, []int{0, 1 + 2*i, 2 + 2*i})
+	}
+	tr, err := NewTree(sizes, sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, scale := range []float64{1, 1e3} {
+		r := rand.New(rand.NewPCG(8, uint64(scale)))
+		var ms []*Model
+		for _, w := range []int{1, 2} {
+			m := New(tr, &Settings{Workers: w})
+			defer m.Close()
+			ms = append(ms, m)
+		}
+		for _, set := range sets {
+			g := make([]float64, int(cellsOf(sizes, set)))
+			for i := range g {
+				g[i] = scale * r.NormFloat64()
+			}
+			for _, m := range ms {
+				m.AddTheta(set, 1, g)
+			}
+		}
+		for _, m := range ms {
+			m.Calibrate()
+		}
+		if d := math.Abs(ms[0].LogZ() - ms[1].LogZ()); d > 1e-12*math.Abs(ms[0].LogZ()) {
+			t.Errorf("scale %g: LogZ %v with 1 worker, %v with 2", scale, ms[0].LogZ(), ms[1].LogZ())
+		}
+		want := make([]float64, 4)
+		if err := ms[0].Marginal([]int{0}, want); err != nil {
+			t.Fatal(err)
+		}
+		for c, cl := range tr.Cliques() {
+			if d := maxAbsDiff(ms[0].Belief(c), ms[1].Belief(c)); d > 1e-13 {
+				t.Errorf("scale %g: Belief(%d) differs by %g between 1 and 2 workers", scale, c, d)
+			}
+			if !slices.Contains(cl, 0) {
+				continue
+			}
+			got := make([]float64, 4)
+			sub := proj{}
+			sub.build(sizes, cl, []int{0}, make([]int, 4), make([]int, 4))
+			sub.sumTo(got, ms[1].Belief(c), 0, sub.cells, make([]int, 4))
+			if d := maxAbsDiff(got, want); d > 1e-12 {
+				t.Errorf("scale %g: clique %v gives attribute 0 the marginal %v, clique 0 %v", scale, cl, got, want)
+			}
+		}
+	}
+}
