@@ -27,7 +27,7 @@ const DefaultMaxElimCells = 1 << 24
 // tiny is the smallest linear separator sum Calibrate trusts: below it,
 // exponentials flushed to zero (below e^−708 of the clique's maximum, at
 // most 2^53 of them) could matter, so the separator is recomputed by an
-// exact per-cell log-sum-exp.
+// log-sum-exp with a shift per separator cell.
 const tiny = 1e-250
 
 // minParallel is the least number of clique cells a loop runs in parallel
@@ -77,7 +77,9 @@ type Model struct {
 
 // New returns a model on tree t with θ = 0 everywhere (the uniform
 // distribution), calibrated. s may be nil for the defaults. It allocates
-// t.BytesFor(workers) bytes at most.
+// t.BytesFor(workers) bytes at most (16 per clique cell and scratch):
+// check Tree.Bytes against a memory cap before calling it. Call Close to
+// stop the model's helper goroutines.
 func New(t *Tree, s *Settings) *Model {
 	var st Settings
 	if s != nil {
