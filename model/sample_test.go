@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dpsynth/synth/privacy"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -336,3 +337,9 @@ func ExampleModel_Sample() {
 	// D = [0.40 0.10 0.10 0.40]
 	// counts: [4 1 1 4]
 }
+
+// privacy.Rand and math/rand/v2 both serve as Sample's randomness.
+var (
+	_ Rand = (*privacy.Rand)(nil)
+	_ Rand = (*rand.Rand)(nil)
+)
