@@ -240,8 +240,11 @@ func (m *Model) levels() []level {
 		}
 		for s0 := 0; s0 < len(l.cum); s0 += np {
 			row := l.cum[s0 : s0+np]
-			acc := 0.0
+			acc, last := 0.0, np-1
 			for j, v := range row {
+				if v > 0 {
+					last = j
+				}
 				acc += v
 				row[j] = acc
 			}
@@ -249,12 +252,17 @@ func (m *Model) levels() []level {
 				for j := range row {
 					row[j] = float64(j+1) / float64(np)
 				}
+				last = np - 1
 			} else {
 				for j := range row {
 					row[j] /= acc
 				}
 			}
-			row[np-1] = 1
+			// exactly 1 from the last possible outcome on, so that rounding
+			// never sends a row to an impossible one
+			for j := last; j < np; j++ {
+				row[j] = 1
+			}
 		}
 	}
 	return ls
@@ -332,7 +340,7 @@ func (s *sampler) sys(k int, c int64) error {
 			j2--
 		}
 		a := A(j2)
-		if j2 == len(row)-1 {
+		if row[j2] == 1 {
 			a = c
 		}
 		s.setNew(l, j2)

@@ -343,3 +343,37 @@ var (
 	_ Rand = (*privacy.Rand)(nil)
 	_ Rand = (*rand.Rand)(nil)
 )
+
+func TestSampleNeverImpossible(t *testing.T) {
+	// Cells of probability 0 (θ = −10^4: e^−10^4 underflows) never come
+	// out, wherever they sit in the conditional (last outcomes included).
+	tr, _ := NewTree([]int{3, 5, 4}, [][]int{{0, 1}, {1, 2}})
+	m := New(tr, nil)
+	defer m.Close()
+	impossible := func(x []int32) bool { return x[1] == 1 || x[1] == 4 || x[2] == 3 || (x[0] == 2 && x[1] == 0) }
+	g01 := make([]float64, 15)
+	for a := range 3 {
+		for b := range 5 {
+			if impossible([]int32{int32(a), int32(b), 0}) {
+				g01[a*5+b] = -1e4
+			}
+		}
+	}
+	g12 := make([]float64, 20)
+	for b := range 5 {
+		g12[b*4+3] = -1e4
+	}
+	m.AddTheta([]int{0, 1}, 1, g01)
+	m.AddTheta([]int{1, 2}, 1, g12)
+	m.Calibrate()
+	for _, method := range []SampleMethod{Systematic, IID} {
+		for seed := range uint64(5) {
+			rows, _ := collect(t, m, 100_003, method, seed, 0)
+			for i := 0; i < len(rows); i += 3 {
+				if impossible(rows[i : i+3]) {
+					t.Fatalf("%v seed %d: impossible row %v", method, seed, rows[i:i+3])
+				}
+			}
+		}
+	}
+}
