@@ -79,7 +79,7 @@ type Model struct {
 // distribution), calibrated. s may be nil for the defaults. It allocates
 // t.BytesFor(workers) bytes at most (16 per clique cell and scratch):
 // check Tree.Bytes against a memory cap before calling it. Call Close to
-// stop the model's helper goroutines.
+// stop the model's worker goroutines.
 func New(t *Tree, s *Settings) *Model {
 	var st Settings
 	if s != nil {
@@ -162,7 +162,7 @@ func New(t *Tree, s *Settings) *Model {
 	return m
 }
 
-// Close stops the model's helper goroutines; the model must not be used
+// Close stops the model's worker goroutines; the model must not be used
 // afterwards. Models that are dropped without Close keep idle goroutines.
 func (m *Model) Close() { m.team.Close() }
 
@@ -301,7 +301,7 @@ func (j *levelJob) Run(w, lo, hi int) {
 // upClique computes clique c's upward exponentials and, but for the root,
 // its message to its parent; for the root it sets log Z and returns the sum
 // of the exponentials. w ≥ 0 runs it on worker w alone, w < 0 splits its
-// loops over the team. It never panics (it may run on a helper goroutine):
+// loops over the team. It never panics (it may run on another worker's goroutine):
 // a non-finite θ marks m.bad.
 func (m *Model) upClique(c, w int) float64 {
 	t := m.t
