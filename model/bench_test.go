@@ -1,6 +1,7 @@
 package model
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"syscall"
@@ -10,7 +11,9 @@ import (
 
 // benchTrees are the trees of the benchmarks: (a) shaped like full ADULT
 // with a few 3-way cliques, on the brief sizes of the 14 attributes and on
-// adult's real domain, and (b) one 1e6-cell clique.
+// adult's real domain, and a wider model on adult's domain (14 sets, 2- and
+// 3-way, triangulated into cliques of up to 5 attributes, 8e5 cells), and
+// (b) one 1e6-cell clique.
 func benchTrees(b *testing.B) []struct {
 	name string
 	tr   *Tree
@@ -27,6 +30,7 @@ func benchTrees(b *testing.B) []struct {
 	}{
 		{"adult-small", briefSizes, adultSets},
 		{"adult", adultSizes, adultSets},
+		{"adult-wide", adultSizes, adultWideSets},
 		{"clique-1e6", []int{100, 100, 100}, [][]int{{0, 1, 2}}},
 	} {
 		tr, err := NewTree(c.sizes, c.sets)
@@ -40,6 +44,10 @@ func benchTrees(b *testing.B) []struct {
 	}
 	return out
 }
+
+// adultWideSets is a model on adult's domain of 14 sets, 2- and 3-way.
+var adultWideSets = [][]int{{0, 3, 13}, {4, 6, 8}, {1, 5, 13}, {7, 12}, {9, 10, 13}, {0, 11}, {2, 13}, {3, 5},
+	{4, 6, 13}, {0, 4, 6}, {5, 8, 11}, {3, 12}, {0, 9}, {6, 11, 13}}
 
 var sink float64
 
@@ -184,6 +192,30 @@ func BenchmarkNewTree(b *testing.B) {
 	for b.Loop() {
 		if _, err := NewTree(adultSizes, adultSets); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSample draws 10^6 rows from a random model on each tree, in ns
+// per row.
+func BenchmarkSample(b *testing.B) {
+	for _, bt := range benchTrees(b) {
+		for _, method := range []SampleMethod{Systematic, IID} {
+			b.Run(fmt.Sprintf("%s/%v", bt.name, method), func(b *testing.B) {
+				m := New(bt.tr, nil)
+				defer m.Close()
+				randomTheta(m, rand.New(rand.NewPCG(1, 1)))
+				m.Calibrate()
+				r := rand.New(rand.NewPCG(2, 2))
+				const n = 1_000_000
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := m.Sample(context.Background(), n, method, r, 0, func([]int32) error { return nil }); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/row")
+			})
 		}
 	}
 }

@@ -153,20 +153,7 @@ func (m *Model) crossMarginal(set []int, out []float64) error {
 func mulInto(sizes, attrs []int, dst []float64, f factor, dig []int) {
 	var p proj
 	p.build(sizes, attrs, f.attrs, make([]int, len(attrs)+1), make([]int, len(attrs)+1))
-	st := p.inner()
-	p.each(0, p.cells, dig, func(i, j, run int) {
-		d := dst[i : i+run]
-		if st == 0 {
-			v := f.table[j]
-			for q := range d {
-				d[q] *= v
-			}
-			return
-		}
-		for q, v := range f.table[j : j+run] {
-			d[q] *= v
-		}
-	})
+	p.mulFrom(dst, f.table, 0, p.cells, dig)
 }
 
 // union returns the union of increasing a and b.

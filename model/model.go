@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"strconv"
 
 	"github.com/dpsynth/synth/internal/par"
@@ -13,7 +14,7 @@ import (
 // Settings tune a Model. The zero value means the defaults.
 type Settings struct {
 	// Workers is the number of goroutines of the per-clique loops
-	// (0: GOMAXPROCS). Cliques below par.MinParallel cells run serially.
+	// (0: GOMAXPROCS). Cliques below 65,536 cells run serially.
 	Workers int
 	// MaxElimCells caps every intermediate table of a cross-clique
 	// Marginal (0: 1<<24 cells, 128 MiB).
@@ -26,8 +27,12 @@ const DefaultMaxElimCells = 1 << 24
 // tiny is the smallest linear separator sum Calibrate trusts: below it,
 // exponentials flushed to zero (below e^−708 of the clique's maximum, at
 // most 2^53 of them) could matter, so the separator is recomputed by an
-// exact per-cell log-sum-exp.
+// log-sum-exp with a shift per separator cell.
 const tiny = 1e-250
+
+// minParallel is the least number of clique cells a loop runs in parallel
+// for: below it, waking the team costs more than it saves.
+const minParallel = 1 << 16
 
 // grain is the alignment of the parallel chunks of clique cells.
 const grain = 1024
@@ -43,16 +48,18 @@ type Model struct {
 	workers int
 	maxElim int
 
-	thetaAll, logbAll, beliefAll, upAll []float64
-	theta                               [][]float64 // θ_c
-	logb                                [][]float64 // θ_c + incoming log-messages (log-belief + log Z)
-	belief                              [][]float64 // calibrated beliefs (probabilities)
-	up                                  [][]float64 // up[c]: log-message from c to its parent, over sep[c]
+	thetaAll, beliefAll, upAll []float64
+	theta                      [][]float64 // θ_c
+	wlb                        [][]float64 // per worker: θ_c plus the children's messages (cliques with children)
+	belief                     [][]float64 // calibrated beliefs (probabilities)
+	up                         [][]float64 // up[c]: log-message from c to its parent, over sep[c] (scratch after the downward pass)
 
-	sepTmp, sepMax []float64   // separator scratch
-	part           [][]float64 // partial sums of workers 1..
-	dig            [][]int     // odometer digits per worker
-	childP, parP   []proj      // clique c → sep[c], parent[c] → sep[c]
+	shiftAll     []float64
+	shift        [][]float64 // shift[c][s]: the shift of clique c's upward exponentials on separator cell s
+	wsep         [][]float64 // per worker: separator scratch
+	part         [][]float64 // partial sums of workers 1..
+	dig          [][]int     // odometer digits per worker
+	childP, parP []proj      // clique c → sep[c], parent[c] → sep[c]
 
 	sc         proj // scratch projection of AddTheta and Marginal
 	scDims     []int
@@ -60,13 +67,19 @@ type Model struct {
 	logZ       float64
 	calibrated bool
 
+	upLevels, downLevels []cliqueLevel // cliques by height (root excluded) and by depth (root excluded)
+	bad                  []bool        // per worker: a non-finite θ was met
+
 	wj walkJob
 	vj vecJob
+	lj levelJob
 }
 
 // New returns a model on tree t with θ = 0 everywhere (the uniform
 // distribution), calibrated. s may be nil for the defaults. It allocates
-// t.BytesFor(workers) bytes at most.
+// t.BytesFor(workers) bytes at most (16 per clique cell and scratch):
+// check Tree.Bytes against a memory cap before calling it. Call Close to
+// stop the model's worker goroutines.
 func New(t *Tree, s *Settings) *Model {
 	var st Settings
 	if s != nil {
@@ -88,15 +101,13 @@ func New(t *Tree, s *Settings) *Model {
 		workers:   workers,
 		maxElim:   st.MaxElimCells,
 		thetaAll:  make([]float64, int(l.cliqueCells)),
-		logbAll:   make([]float64, int(l.cliqueCells)),
 		beliefAll: make([]float64, int(l.cliqueCells)),
 		upAll:     make([]float64, int(l.sepCells)),
 		theta:     make([][]float64, k),
-		logb:      make([][]float64, k),
 		belief:    make([][]float64, k),
 		up:        make([][]float64, k),
-		sepTmp:    make([]float64, l.maxSep),
-		sepMax:    make([]float64, l.maxSep),
+		shiftAll:  make([]float64, int(l.sepCells)),
+		shift:     make([][]float64, k),
 		part:      make([][]float64, workers-1),
 		dig:       make([][]int, workers),
 		childP:    make([]proj, k),
@@ -105,6 +116,19 @@ func New(t *Tree, s *Settings) *Model {
 	for w := range m.part {
 		m.part[w] = make([]float64, l.part)
 	}
+	m.wlb = make([][]float64, workers)
+	m.wsep = make([][]float64, workers)
+	m.bad = make([]bool, workers)
+	for w := range workers {
+		if w == 0 {
+			m.wlb[w] = make([]float64, l.maxInner)
+			m.wsep[w] = make([]float64, l.maxSep)
+		} else {
+			m.wlb[w] = make([]float64, min(l.maxInner, minParallel))
+			m.wsep[w] = make([]float64, min(l.maxSep, minParallel))
+		}
+	}
+	m.upLevels, m.downLevels = t.cliqueLevels()
 	for w := range m.dig {
 		m.dig[w] = make([]int, n+1)
 	}
@@ -118,12 +142,12 @@ func New(t *Tree, s *Settings) *Model {
 	for c, cl := range t.cliques {
 		sz := t.cells[c]
 		m.theta[c] = m.thetaAll[off : off+sz : off+sz]
-		m.logb[c] = m.logbAll[off : off+sz : off+sz]
 		m.belief[c] = m.beliefAll[off : off+sz : off+sz]
 		off += sz
 		if p := t.parent[c]; p >= 0 {
 			ss := t.sepCell[c]
 			m.up[c] = m.upAll[soff : soff+ss : soff+ss]
+			m.shift[c] = m.shiftAll[soff : soff+ss : soff+ss]
 			soff += ss
 			m.childP[c].build(t.sizes, cl, t.sep[c], take(len(cl)+1), take(len(cl)+1))
 			pc := t.cliques[p]
@@ -138,7 +162,7 @@ func New(t *Tree, s *Settings) *Model {
 	return m
 }
 
-// Close stops the model's helper goroutines; the model must not be used
+// Close stops the model's worker goroutines; the model must not be used
 // afterwards. Models that are dropped without Close keep idle goroutines.
 func (m *Model) Close() { m.team.Close() }
 
@@ -178,102 +202,219 @@ func (m *Model) CopyFrom(o *Model) {
 		panic("model: CopyFrom a model on a different tree")
 	}
 	copy(m.thetaAll, o.thetaAll)
-	copy(m.logbAll, o.logbAll)
 	copy(m.beliefAll, o.beliefAll)
 	copy(m.upAll, o.upAll)
+	copy(m.shiftAll, o.shiftAll)
 	m.logZ, m.calibrated = o.logZ, o.calibrated
 }
 
 // Calibrate runs sum-product belief propagation on the clique tree in log
-// space: an upward pass (each clique's potential plus its children's
-// messages, normalised by its maximum, summed onto its separator) and a
-// downward pass (the parent's separator marginal divided by the upward
-// message), after which every clique's log-belief is θ_c plus all its
-// incoming messages and its belief is exp(log-belief − log Z). Separator
-// sums that would lose precision in linear space (below 1e−250 of the
-// clique's maximum) are recomputed by an exact log-sum-exp per separator
-// cell, so any finite θ is safe. It panics if θ holds NaN or ±Inf.
+// space.
+//
+// Upward pass, from the leaves: each clique's log-potential plus its
+// children's messages, lb_c, is shifted by its maximum M_c, exponentiated
+// (E_c = e^(lb_c − M_c), the vector exponential) and summed onto the
+// separator with its parent: the message is up_c(s) = M_c + log Σ_{x→s} E_c(x).
+// Where a separator sum falls below 1e−250 (exponentials flushed to zero
+// below e^−708 could then matter), the clique is redone with a shift per
+// separator cell, the maximum of lb_c over the cells that map to it, so the
+// message is exact for any finite θ.
+//
+// Downward pass, from the root (whose belief is E_0 normalised, log Z =
+// M_0 + log Σ E_0): each clique's belief is E_c(x) · P(s) · e^(shift(s) −
+// up_c(s)), P the parent belief's marginal on the separator (Hugin's
+// update, one multiplication per cell). Beliefs are probabilities, so
+// values below about 1e−300 may be flushed to zero.
+//
+// Cliques of one height (upward) or depth (downward) are independent: when
+// each of them is below 65,536 cells and together they hold enough cells,
+// the workers take whole cliques; otherwise each clique's loops are split
+// over the workers.
+//
+// It panics if θ holds NaN or ±Inf.
 func (m *Model) Calibrate() {
-	t := m.t
-	var s0 float64
-	for c := len(t.cliques) - 1; c >= 0; c-- {
-		lb := m.logb[c]
-		m.copyVec(lb, m.theta[c])
-		for _, ch := range t.child[c] {
-			m.broadcast(&m.parP[ch], lb, 1, m.up[ch])
-		}
-		mx := m.maxVec(lb)
-		if math.IsInf(mx, 0) || math.IsNaN(mx) {
-			panic("model: Calibrate with θ holding NaN or ±Inf")
-		}
-		s := m.expVec(m.belief[c], lb, mx)
-		if c == 0 {
-			m.logZ = mx + math.Log(s)
-			s0 = s
-			break
-		}
-		sep := m.sepTmp[:t.sepCell[c]]
-		m.sum(&m.childP[c], sep, m.belief[c])
-		up := m.up[c]
-		if minOf(sep) >= tiny {
-			for j, v := range sep {
-				up[j] = mx + math.Log(v)
-			}
-		} else {
-			m.exactLSE(&m.childP[c], up, lb)
-		}
+	clear(m.bad)
+	for _, lv := range m.upLevels {
+		m.runLevel(lv, false)
 	}
-	if math.IsInf(m.logZ, 0) || math.IsNaN(m.logZ) {
+	if slices.Contains(m.bad, true) {
+		panic("model: Calibrate with θ holding NaN or ±Inf")
+	}
+	s0 := m.upClique(0, -1)
+	if m.bad[0] || math.IsInf(m.logZ, 0) || math.IsNaN(m.logZ) {
 		panic("model: Calibrate with θ holding NaN or ±Inf")
 	}
 	m.scaleVec(m.belief[0], 1/s0)
-	for c := 1; c < len(t.cliques); c++ {
-		p := t.parent[c]
-		sep := m.sepTmp[:t.sepCell[c]]
-		up := m.up[c]
-		m.sum(&m.parP[c], sep, m.belief[p])
-		if minOf(sep) >= tiny {
-			for j, v := range sep {
-				sep[j] = math.Log(v) + m.logZ - up[j]
-			}
-		} else {
-			m.exactLSE(&m.parP[c], sep, m.logb[p])
-			for j := range sep {
-				sep[j] -= up[j]
-			}
-		}
-		m.broadcast(&m.childP[c], m.logb[c], 1, sep)
-		s := m.expVec(m.belief[c], m.logb[c], m.logZ)
-		m.scaleVec(m.belief[c], 1/s)
+	for _, lv := range m.downLevels {
+		m.runLevel(lv, true)
 	}
 	m.calibrated = true
 }
 
-// exactLSE writes out[j] = log Σ_{i→j} e^src[i] for the projection p,
-// with a per-target-cell shift (serial; the rare path of Calibrate).
-func (m *Model) exactLSE(p *proj, out, src []float64) {
-	mx := m.sepMax[:len(out)]
-	for j := range mx {
-		mx[j] = math.Inf(-1)
-	}
-	st := p.inner()
-	p.each(0, p.cells, m.dig[0], func(i, j, run int) {
-		for k, v := range src[i : i+run] {
-			if q := j + k*st; v > mx[q] {
-				mx[q] = v
+// cliqueLevel is a set of independent cliques with the running sums of their
+// cells (off[i] is where clique cl[i] starts, off[len(cl)] the total).
+type cliqueLevel struct {
+	cl      []int
+	off     []int
+	maxCell int
+}
+
+// runLevel runs the upward or downward step of every clique of lv.
+func (m *Model) runLevel(lv cliqueLevel, down bool) {
+	total := lv.off[len(lv.cl)]
+	if m.workers == 1 || len(lv.cl) == 1 || lv.maxCell >= minParallel || total < par.MinParallel {
+		for _, c := range lv.cl {
+			if down {
+				m.downClique(c, -1)
+			} else {
+				m.upClique(c, -1)
 			}
 		}
-	})
-	clear(out)
-	p.each(0, p.cells, m.dig[0], func(i, j, run int) {
-		for k, v := range src[i : i+run] {
-			q := j + k*st
-			out[q] += vec.Exp(v - mx[q])
-		}
-	})
-	for j, v := range out {
-		out[j] = mx[j] + math.Log(v)
+		return
 	}
+	j := &m.lj
+	j.m, j.lv, j.down = m, lv, down
+	m.team.For(total, 1, j)
+	j.m = nil
+}
+
+// levelJob hands whole cliques of a level to the workers: worker w takes
+// the cliques that start in its range of the level's cells.
+type levelJob struct {
+	m    *Model
+	lv   cliqueLevel
+	down bool
+}
+
+func (j *levelJob) Run(w, lo, hi int) {
+	for i, c := range j.lv.cl {
+		if o := j.lv.off[i]; o >= lo && o < hi {
+			if j.down {
+				j.m.downClique(c, w)
+			} else {
+				j.m.upClique(c, w)
+			}
+		}
+	}
+}
+
+// upClique computes clique c's upward exponentials and, but for the root,
+// its message to its parent; for the root it sets log Z and returns the sum
+// of the exponentials. w ≥ 0 runs it on worker w alone, w < 0 splits its
+// loops over the team. It never panics (it may run on another worker's goroutine):
+// a non-finite θ marks m.bad.
+func (m *Model) upClique(c, w int) float64 {
+	t := m.t
+	ws := max(w, 0)
+	lb := m.theta[c]
+	if len(t.child[c]) > 0 {
+		lb = m.wlb[ws][:t.cells[c]]
+		m.hCopy(w, lb, m.theta[c])
+		for _, ch := range t.child[c] {
+			m.hBroadcast(w, &m.parP[ch], lb, 1, m.up[ch])
+		}
+	}
+	mx := m.hMax(w, lb)
+	if math.IsInf(mx, 0) || math.IsNaN(mx) {
+		m.bad[ws] = true
+		return math.NaN()
+	}
+	s := m.hExp(w, m.belief[c], lb, mx)
+	if c == 0 {
+		m.logZ = mx + math.Log(s)
+		return s
+	}
+	sep, up, sh := m.wsep[ws][:t.sepCell[c]], m.up[c], m.shift[c]
+	p := &m.childP[c]
+	m.hSum(w, p, sep, m.belief[c])
+	if minOf(sep) >= tiny {
+		for j, v := range sep {
+			up[j] = mx + math.Log(v)
+			sh[j] = mx
+		}
+		return s
+	}
+	// Exact: shift each separator cell's group by its own maximum.
+	for j := range sh {
+		sh[j] = math.Inf(-1)
+	}
+	p.maxTo(sh, lb, 0, p.cells, m.dig[ws])
+	e := m.belief[c]
+	m.hCopy(w, e, lb)
+	m.hBroadcast(w, p, e, -1, sh)
+	m.hExp(w, e, e, 0)
+	m.hSum(w, p, sep, e)
+	for j, v := range sep {
+		up[j] = sh[j] + math.Log(v)
+	}
+	return s
+}
+
+// downClique turns clique c's upward exponentials into its belief.
+func (m *Model) downClique(c, w int) {
+	t := m.t
+	ws := max(w, 0)
+	f, up, sh := m.wsep[ws][:t.sepCell[c]], m.up[c], m.shift[c]
+	m.hSum(w, &m.parP[c], f, m.belief[t.parent[c]])
+	// f = P(s)·e^(shift(s) − up(s)); up is not needed any more this pass,
+	// so it holds the exponentials.
+	for j := range up {
+		up[j] = sh[j] - up[j]
+	}
+	vec.ExpShiftSum(up, up, 0)
+	for j, v := range up {
+		f[j] *= v
+	}
+	m.hMultiply(w, &m.childP[c], m.belief[c], f)
+}
+
+// The h* kernels run on worker w alone (w ≥ 0) or over the team (w < 0).
+
+func (m *Model) hCopy(w int, dst, src []float64) {
+	if w >= 0 {
+		copy(dst, src)
+		return
+	}
+	m.copyVec(dst, src)
+}
+
+func (m *Model) hMax(w int, x []float64) float64 {
+	if w >= 0 {
+		return maxOf(x)
+	}
+	return m.maxVec(x)
+}
+
+func (m *Model) hExp(w int, dst, src []float64, shift float64) float64 {
+	if w >= 0 {
+		return vec.ExpShiftSum(dst, src, shift)
+	}
+	return m.expVec(dst, src, shift)
+}
+
+func (m *Model) hSum(w int, p *proj, dst, src []float64) {
+	if w >= 0 {
+		clear(dst)
+		p.sumTo(dst, src, 0, p.cells, m.dig[w])
+		return
+	}
+	m.sum(p, dst, src)
+}
+
+func (m *Model) hBroadcast(w int, p *proj, dst []float64, a float64, src []float64) {
+	if w >= 0 {
+		p.addFrom(dst, a, src, 0, p.cells, m.dig[w])
+		return
+	}
+	m.broadcast(p, dst, a, src)
+}
+
+func (m *Model) hMultiply(w int, p *proj, dst, src []float64) {
+	if w >= 0 {
+		p.mulFrom(dst, src, 0, p.cells, m.dig[w])
+		return
+	}
+	m.multiply(p, dst, src)
 }
 
 func minOf(x []float64) float64 {
@@ -321,7 +462,11 @@ func (m *Model) checkSet(set []int) {
 // If a clique covers set, it sums the clique's belief and allocates
 // nothing; otherwise it runs exact variable elimination on the smallest
 // subtree of the clique tree touching set, and returns a *TooLargeError if
-// an intermediate table would exceed Settings.MaxElimCells. It panics if
+// an intermediate table would exceed Settings.MaxElimCells. Elimination
+// allocates its tables and costs time in proportion to their cells (on a
+// full-ADULT model of 8e5 clique cells, all 364 3-way marginals take about
+// 5 s of CPU, 11 of them refused at the default cap): use it for reports,
+// and measure the sets a fit needs so that a clique covers them. It panics if
 // the model is not calibrated, set is not increasing and in range, or out
 // has the wrong length.
 func (m *Model) Marginal(set []int, out []float64) error {
@@ -351,7 +496,7 @@ func (m *Model) Marginal(set []int, out []float64) error {
 // the source is large and the target fits the workers' partial buffers.
 func (m *Model) sum(p *proj, dst, src []float64) {
 	clear(dst)
-	if m.workers == 1 || p.cells < par.MinParallel || len(m.part) == 0 || len(dst) > len(m.part[0]) {
+	if m.workers == 1 || p.cells < minParallel || len(m.part) == 0 || len(dst) > len(m.part[0]) {
 		p.sumTo(dst, src, 0, p.cells, m.dig[0])
 		return
 	}
@@ -371,7 +516,7 @@ func (m *Model) sum(p *proj, dst, src []float64) {
 
 // broadcast adds a·src[j(i)] to dst[i] for projection p.
 func (m *Model) broadcast(p *proj, dst []float64, a float64, src []float64) {
-	if m.workers == 1 || p.cells < par.MinParallel {
+	if m.workers == 1 || p.cells < minParallel {
 		p.addFrom(dst, a, src, 0, p.cells, m.dig[0])
 		return
 	}
@@ -381,9 +526,22 @@ func (m *Model) broadcast(p *proj, dst []float64, a float64, src []float64) {
 	j.p, j.dst, j.src = nil, nil, nil
 }
 
+// multiply multiplies dst[i] by src[j(i)] for projection p.
+func (m *Model) multiply(p *proj, dst, src []float64) {
+	if m.workers == 1 || p.cells < minParallel {
+		p.mulFrom(dst, src, 0, p.cells, m.dig[0])
+		return
+	}
+	j := &m.wj
+	j.m, j.op, j.p, j.dst, j.src = m, opMul, p, dst, src
+	m.team.For(p.cells, grain, j)
+	j.p, j.dst, j.src = nil, nil, nil
+}
+
 const (
 	opSum = iota
 	opAdd
+	opMul
 )
 
 // walkJob runs a projection kernel over chunks of source cells.
@@ -409,6 +567,8 @@ func (j *walkJob) Run(w, lo, hi int) {
 		j.p.sumTo(out, j.src, lo, hi, dig)
 	case opAdd:
 		j.p.addFrom(j.dst, j.a, j.src, lo, hi, dig)
+	case opMul:
+		j.p.mulFrom(j.dst, j.src, lo, hi, dig)
 	}
 }
 
@@ -432,13 +592,7 @@ func (j *vecJob) Run(w, lo, hi int) {
 	case vecCopy:
 		copy(j.dst[lo:hi], j.src[lo:hi])
 	case vecMax:
-		mx := math.Inf(-1)
-		for _, v := range j.src[lo:hi] {
-			if v > mx || v != v {
-				mx = v
-			}
-		}
-		j.wmax[w] = mx
+		j.wmax[w] = maxOf(j.src[lo:hi])
 	case vecExp:
 		j.wsum[w] = vec.ExpShiftSum(j.dst[lo:hi], j.src[lo:hi], j.a)
 	case vecScale:
@@ -456,7 +610,11 @@ func (m *Model) runVec(op int, dst, src []float64, a float64) {
 	for w := range j.wmax {
 		j.wmax[w], j.wsum[w] = math.Inf(-1), 0
 	}
-	m.team.For(n, grain, j)
+	if n < minParallel {
+		j.Run(0, 0, n)
+	} else {
+		m.team.For(n, grain, j)
+	}
 	j.dst, j.src = nil, nil
 }
 
@@ -464,16 +622,37 @@ func (m *Model) copyVec(dst, src []float64) { m.runVec(vecCopy, dst, src, 0) }
 
 func (m *Model) scaleVec(x []float64, a float64) { m.runVec(vecScale, x, nil, a) }
 
-// maxVec returns the maximum of x (NaN if x holds one).
-func (m *Model) maxVec(x []float64) float64 {
-	m.runVec(vecMax, nil, x, 0)
-	mx := math.Inf(-1)
-	for _, v := range m.vj.wmax {
-		if v > mx || v != v {
-			mx = v
+// maxOf returns the maximum of x (−Inf if empty), ignoring NaN: a NaN
+// reaches log Z through the sums and Calibrate panics there.
+func maxOf(x []float64) float64 {
+	m0, m1, m2, m3 := math.Inf(-1), math.Inf(-1), math.Inf(-1), math.Inf(-1)
+	i := 0
+	for ; i+3 < len(x); i += 4 {
+		if x[i] > m0 {
+			m0 = x[i]
+		}
+		if x[i+1] > m1 {
+			m1 = x[i+1]
+		}
+		if x[i+2] > m2 {
+			m2 = x[i+2]
+		}
+		if x[i+3] > m3 {
+			m3 = x[i+3]
 		}
 	}
-	return mx
+	for ; i < len(x); i++ {
+		if x[i] > m0 {
+			m0 = x[i]
+		}
+	}
+	return max(m0, m1, m2, m3)
+}
+
+// maxVec returns the maximum of x.
+func (m *Model) maxVec(x []float64) float64 {
+	m.runVec(vecMax, nil, x, 0)
+	return maxOf(m.vj.wmax)
 }
 
 // expVec writes dst = e^(src − shift) and returns its sum.

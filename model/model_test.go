@@ -430,8 +430,8 @@ func TestCopyFromAndAllocs(t *testing.T) {
 }
 
 func TestParallelMatchesSerialAndBruteForce(t *testing.T) {
-	// Cliques above par.MinParallel cells take the parallel paths.
-	sizes := []int{30, 30, 30, 4}
+	// Cliques above minParallel cells take the parallel paths.
+	sizes := []int{50, 50, 30, 4}
 	sets := [][]int{{0, 1, 2}, {1, 2, 3}}
 	tr, err := NewTree(sizes, sets)
 	if err != nil {
@@ -474,5 +474,161 @@ func TestParallelMatchesSerialAndBruteForce(t *testing.T) {
 	}
 	if d := math.Abs(ms[0].LogZ() - ms[1].LogZ()); d > 1e-12 {
 		t.Errorf("LogZ differs between 1 and 2 workers by %g", d)
+	}
+}
+
+func TestSizeOneAndUnusedAttributes(t *testing.T) {
+	// Size-1 attributes (skipped by the projections) and an attribute in no
+	// set (its own singleton clique).
+	sizes := []int{1, 3, 1, 2, 4, 3}
+	sets := [][]int{{0, 1}, {1, 2, 3}, {3, 4}, {0, 4}}
+	tr, err := NewTree(sizes, sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := tr.Covering([]int{5}); c < 0 || !slices.Equal(tr.Cliques()[c], []int{5}) {
+		t.Errorf("attribute 5 (in no set) is in clique %v, want a singleton", tr.Cliques())
+	}
+	m := New(tr, &Settings{Workers: 1})
+	r := rand.New(rand.NewPCG(2, 2))
+	for c := range tr.Cliques() {
+		th := m.Theta(c)
+		for i := range th {
+			th[i] = 4 * r.NormFloat64()
+		}
+	}
+	m.Calibrate()
+	b := bruteForce(m)
+	if d := math.Abs(m.LogZ() - b.logZ); d > tol {
+		t.Errorf("LogZ() = %v, want %v", m.LogZ(), b.logZ)
+	}
+	for _, set := range [][]int{{0}, {2}, {0, 2}, {1, 3}, {0, 1, 2, 3}, {1, 4}, {2, 5}, {1, 5}, {0, 1, 2, 3, 4, 5}, {}} {
+		got := make([]float64, int(cellsOf(sizes, set)))
+		if err := m.Marginal(set, got); err != nil {
+			t.Fatalf("Marginal(%v): %v", set, err)
+		}
+		if d := maxAbsDiff(got, b.marginal(set)); d > tol {
+			t.Errorf("Marginal(%v): max abs diff %g", set, d)
+		}
+	}
+}
+
+func TestTreeCells(t *testing.T) {
+	tr, err := NewTree([]int{2, 3, 4, 5}, [][]int{{0, 1, 2}, {2, 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]int{{0, 1, 2}, {2, 3}}
+	if !slices.EqualFunc(tr.Cliques(), want, slices.Equal) {
+		t.Fatalf("Cliques() = %v, want %v", tr.Cliques(), want)
+	}
+	if tr.Cells(0) != 24 || tr.Cells(1) != 20 || tr.TotalCells() != 44 {
+		t.Errorf("Cells = %d, %d, TotalCells = %v; want 24, 20, 44", tr.Cells(0), tr.Cells(1), tr.TotalCells())
+	}
+	for _, tc := range []struct {
+		set  []int
+		want int
+	}{{[]int{2}, 1}, {[]int{0, 2}, 0}, {[]int{}, 1}, {[]int{1, 3}, -1}, {[]int{7}, -1}} {
+		if got := tr.Covering(tc.set); got != tc.want {
+			t.Errorf("Covering(%v) = %d, want %d", tc.set, got, tc.want)
+		}
+	}
+}
+
+func TestTooLargeErrorMessage(t *testing.T) {
+	tr, _ := NewTree([]int{10, 10, 10}, [][]int{{0, 1}, {1, 2}})
+	m := New(tr, &Settings{MaxElimCells: 50})
+	err := m.Marginal([]int{0, 2}, make([]float64, 100))
+	want := "model: marginal on attributes [0 2] (eliminating attribute 1 builds a table over [0 1 2]; raise Settings.MaxElimCells or measure a covering set) needs 1000 cells, over the cap of 50 cells"
+	if err == nil || err.Error() != want {
+		t.Errorf("Marginal error = %v\nwant %s", err, want)
+	}
+}
+
+func TestPanics(t *testing.T) {
+	tr, _ := NewTree([]int{2, 2, 2}, [][]int{{0, 1}, {1, 2}})
+	tr2, _ := NewTree([]int{2, 2, 2}, [][]int{{0, 1}, {1, 2}})
+	for name, f := range map[string]func(m *Model){
+		"AddTheta uncovered":  func(m *Model) { m.AddTheta([]int{0, 2}, 1, make([]float64, 4)) },
+		"AddTheta length":     func(m *Model) { m.AddTheta([]int{0, 1}, 1, make([]float64, 3)) },
+		"Marginal length":     func(m *Model) { _ = m.Marginal([]int{0}, make([]float64, 3)) },
+		"Marginal order":      func(m *Model) { _ = m.Marginal([]int{1, 0}, make([]float64, 4)) },
+		"Marginal range":      func(m *Model) { _ = m.Marginal([]int{3}, make([]float64, 2)) },
+		"CopyFrom other tree": func(m *Model) { New(tr2, nil).CopyFrom(m) },
+		"uncalibrated":        func(m *Model) { m.Theta(0); _ = m.LogZ() },
+		"NaN θ":               func(m *Model) { m.Theta(1)[0] = math.NaN(); m.Calibrate() },
+		"+Inf θ":              func(m *Model) { m.Theta(0)[0] = math.Inf(1); m.Calibrate() },
+	} {
+		func() {
+			m := New(tr, nil) // calibrated
+			defer m.Close()
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			f(m)
+		}()
+	}
+}
+
+func TestCliqueParallelMatchesSerial(t *testing.T) {
+	// A star of 8 cliques {0, a, b} of 3,600 cells: one level of 28,800
+	// cells, each clique below minParallel, so with 2 workers whole cliques
+	// go to the workers. The serial path is checked against brute force in
+	// TestMarginalsMatchBruteForce; here both must agree, and every clique
+	// must agree on attribute 0.
+	sizes := []int{4}
+	var sets [][]int
+	for i := range 8 {
+		sizes = append(sizes, 30, 30)
+		sets = append(sets, []int{0, 1 + 2*i, 2 + 2*i})
+	}
+	tr, err := NewTree(sizes, sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, scale := range []float64{1, 1e3} {
+		r := rand.New(rand.NewPCG(8, uint64(scale)))
+		var ms []*Model
+		for _, w := range []int{1, 2} {
+			m := New(tr, &Settings{Workers: w})
+			defer m.Close()
+			ms = append(ms, m)
+		}
+		for _, set := range sets {
+			g := make([]float64, int(cellsOf(sizes, set)))
+			for i := range g {
+				g[i] = scale * r.NormFloat64()
+			}
+			for _, m := range ms {
+				m.AddTheta(set, 1, g)
+			}
+		}
+		for _, m := range ms {
+			m.Calibrate()
+		}
+		if d := math.Abs(ms[0].LogZ() - ms[1].LogZ()); d > 1e-12*math.Abs(ms[0].LogZ()) {
+			t.Errorf("scale %g: LogZ %v with 1 worker, %v with 2", scale, ms[0].LogZ(), ms[1].LogZ())
+		}
+		want := make([]float64, 4)
+		if err := ms[0].Marginal([]int{0}, want); err != nil {
+			t.Fatal(err)
+		}
+		for c, cl := range tr.Cliques() {
+			if d := maxAbsDiff(ms[0].Belief(c), ms[1].Belief(c)); d > 1e-13 {
+				t.Errorf("scale %g: Belief(%d) differs by %g between 1 and 2 workers", scale, c, d)
+			}
+			if !slices.Contains(cl, 0) {
+				continue
+			}
+			got := make([]float64, 4)
+			sub := proj{}
+			sub.build(sizes, cl, []int{0}, make([]int, 4), make([]int, 4))
+			sub.sumTo(got, ms[1].Belief(c), 0, sub.cells, make([]int, 4))
+			if d := maxAbsDiff(got, want); d > 1e-12 {
+				t.Errorf("scale %g: clique %v gives attribute 0 the marginal %v, clique 0 %v", scale, cl, got, want)
+			}
+		}
 	}
 }

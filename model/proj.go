@@ -86,12 +86,77 @@ func (p *proj) next(dig []int, j, run int) int {
 	return j
 }
 
+// block reports whether the odometer stands at the start of a whole block
+// of the two innermost dimensions with at least rest cells to go, and if
+// so returns the outer of the two sizes and the block's cells. (Adjacent
+// merged dimensions alternate between kept and summed out, so in a block
+// exactly one of the two strides is 0.)
+func (p *proj) block(dig []int, rest int) (d1, cells int) {
+	last := len(p.dims) - 1
+	if last < 1 || dig[last] != 0 || dig[last-1] != 0 {
+		return 0, 0
+	}
+	d1 = p.dims[last-1]
+	cells = d1 * p.dims[last]
+	if cells > rest {
+		return 0, 0
+	}
+	return d1, cells
+}
+
+// skipBlock advances the odometer past the block that block reported and
+// returns the new target cell.
+func (p *proj) skipBlock(dig []int, j int) int {
+	last := len(p.dims) - 1
+	dig[last-1] = p.dims[last-1] - 1
+	j += (p.dims[last-1] - 1) * p.stride[last-1]
+	return p.next(dig, j, p.dims[last])
+}
+
 // sumTo adds src[i] into dst[j(i)] for source cells i in [lo, hi).
 func (p *proj) sumTo(dst, src []float64, lo, hi int, dig []int) {
 	last := len(p.dims) - 1
 	in, ist := p.dims[last], p.stride[last]
 	j := p.start(lo, dig)
 	for i := lo; i < hi; {
+		if d1, blk := p.block(dig, hi-i); blk > 0 {
+			// a whole block of the two innermost dimensions
+			s1 := p.stride[last-1]
+			if ist == 0 {
+				for a := range d1 {
+					s := src[i+a*in : i+(a+1)*in]
+					var a0, a1 float64
+					k := 0
+					for ; k+1 < len(s); k += 2 {
+						a0 += s[k]
+						a1 += s[k+1]
+					}
+					if k < len(s) {
+						a0 += s[k]
+					}
+					dst[j+a*s1] += a0 + a1
+				}
+			} else if in == 2 { // a binary innermost attribute: two running sums
+				var a0, a1 float64
+				s := src[i : i+blk]
+				for k := 0; k+1 < len(s); k += 2 {
+					a0 += s[k]
+					a1 += s[k+1]
+				}
+				dst[j] += a0
+				dst[j+1] += a1
+			} else {
+				d := dst[j : j+in]
+				for a := range d1 {
+					for k, v := range src[i+a*in : i+(a+1)*in] {
+						d[k] += v
+					}
+				}
+			}
+			i += blk
+			j = p.skipBlock(dig, j)
+			continue
+		}
 		run := min(in-dig[last], hi-i)
 		s := src[i : i+run]
 		if ist == 0 {
@@ -122,6 +187,29 @@ func (p *proj) addFrom(dst []float64, a float64, src []float64, lo, hi int, dig 
 	in, ist := p.dims[last], p.stride[last]
 	j := p.start(lo, dig)
 	for i := lo; i < hi; {
+		if d1, blk := p.block(dig, hi-i); blk > 0 {
+			s1 := p.stride[last-1]
+			if ist == 0 {
+				for b := range d1 {
+					v := a * src[j+b*s1]
+					d := dst[i+b*in : i+(b+1)*in]
+					for k := range d {
+						d[k] += v
+					}
+				}
+			} else {
+				s := src[j : j+in]
+				for b := range d1 {
+					d := dst[i+b*in : i+(b+1)*in]
+					for k := range d {
+						d[k] += a * s[k]
+					}
+				}
+			}
+			i += blk
+			j = p.skipBlock(dig, j)
+			continue
+		}
 		run := min(in-dig[last], hi-i)
 		d := dst[i : i+run]
 		if ist == 0 {
@@ -133,6 +221,77 @@ func (p *proj) addFrom(dst []float64, a float64, src []float64, lo, hi int, dig 
 			s := src[j : j+run]
 			for k := range d {
 				d[k] += a * s[k]
+			}
+		}
+		i += run
+		j = p.next(dig, j, run)
+	}
+}
+
+// mulFrom multiplies dst[i] by src[j(i)] for source cells i in [lo, hi).
+func (p *proj) mulFrom(dst, src []float64, lo, hi int, dig []int) {
+	last := len(p.dims) - 1
+	in, ist := p.dims[last], p.stride[last]
+	j := p.start(lo, dig)
+	for i := lo; i < hi; {
+		if d1, blk := p.block(dig, hi-i); blk > 0 {
+			s1 := p.stride[last-1]
+			if ist == 0 {
+				for b := range d1 {
+					v := src[j+b*s1]
+					d := dst[i+b*in : i+(b+1)*in]
+					for k := range d {
+						d[k] *= v
+					}
+				}
+			} else {
+				s := src[j : j+in]
+				for b := range d1 {
+					d := dst[i+b*in : i+(b+1)*in]
+					for k := range d {
+						d[k] *= s[k]
+					}
+				}
+			}
+			i += blk
+			j = p.skipBlock(dig, j)
+			continue
+		}
+		run := min(in-dig[last], hi-i)
+		d := dst[i : i+run]
+		if ist == 0 {
+			v := src[j]
+			for k := range d {
+				d[k] *= v
+			}
+		} else {
+			s := src[j : j+run]
+			for k := range d {
+				d[k] *= s[k]
+			}
+		}
+		i += run
+		j = p.next(dig, j, run)
+	}
+}
+
+// maxTo sets dst[j(i)] = max(dst[j(i)], src[i]) for source cells i in
+// [lo, hi).
+func (p *proj) maxTo(dst, src []float64, lo, hi int, dig []int) {
+	last := len(p.dims) - 1
+	in, ist := p.dims[last], p.stride[last]
+	j := p.start(lo, dig)
+	for i := lo; i < hi; {
+		run := min(in-dig[last], hi-i)
+		s := src[i : i+run]
+		if ist == 0 {
+			dst[j] = max(dst[j], maxOf(s))
+		} else {
+			d := dst[j : j+run]
+			for k, v := range s {
+				if v > d[k] {
+					d[k] = v
+				}
 			}
 		}
 		i += run

@@ -56,6 +56,63 @@ type level struct {
 	newAttrs, newSizes   []int // attributes the clique adds, increasing
 	nNew                 int   // cells of the new attributes
 	cum                  []float64
+
+	// Alias tables (Walker, built by Vose's method) of each separator
+	// value's conditional, for IID: outcome j of row s is kept with
+	// probability aliasP[s·nNew+j], else replaced by aliasJ[…].
+	aliasP []float64
+	aliasJ []int32
+}
+
+// buildAlias builds the alias tables from the cumulative conditionals.
+func (l *level) buildAlias() {
+	n := l.nNew
+	l.aliasP = make([]float64, len(l.cum))
+	l.aliasJ = make([]int32, len(l.cum))
+	small := make([]int32, 0, n)
+	large := make([]int32, 0, n)
+	for s0 := 0; s0 < len(l.cum); s0 += n {
+		cum, q, al := l.cum[s0:s0+n], l.aliasP[s0:s0+n], l.aliasJ[s0:s0+n]
+		small, large = small[:0], large[:0]
+		prev := 0.0
+		for j, c := range cum {
+			q[j] = (c - prev) * float64(n)
+			prev = c
+			al[j] = int32(j)
+			if q[j] < 1 {
+				small = append(small, int32(j))
+			} else {
+				large = append(large, int32(j))
+			}
+		}
+		for len(small) > 0 && len(large) > 0 {
+			a := small[len(small)-1]
+			small = small[:len(small)-1]
+			g := large[len(large)-1]
+			al[a] = g
+			q[g] -= 1 - q[a]
+			if q[g] < 1 {
+				large = large[:len(large)-1]
+				small = append(small, g)
+			}
+		}
+		for _, j := range large {
+			q[j] = 1
+		}
+		for _, j := range small { // left over by rounding
+			q[j] = 1
+		}
+	}
+}
+
+// draw returns an outcome of separator value si's conditional (alias).
+func (l *level) draw(si int, r Rand) int {
+	hi, lo := bits.Mul64(r.Uint64(), uint64(l.nNew))
+	j := si*l.nNew + int(hi)
+	if float64(lo>>11)*(1.0/(1<<53)) < l.aliasP[j] {
+		return int(hi)
+	}
+	return int(l.aliasJ[j])
 }
 
 // sampler holds the state of one Sample call.
@@ -78,9 +135,13 @@ type sampler struct {
 // emit in batches of at most batch rows (batch ≤ 0: DefaultBatch). rows is
 // row-major, len(rows) = k·len(Sizes()) for k ≤ batch rows, one code per
 // attribute; emit must not keep it after returning. Memory does not grow
-// with n: beside one table as large as the model's cliques, Systematic
-// keeps a window of 65,536 rows, shuffled before they are emitted, and IID
-// one batch.
+// with n: beside tables as large as the model's cliques (20 bytes per
+// clique cell: cumulative conditionals and alias tables), Systematic keeps
+// a window of 65,536 rows, shuffled before they are emitted, and IID one
+// batch. Systematic rows are drawn depth first along the tree, so beyond
+// one window their order follows the tree (the root clique's cells in
+// order): callers that need a uniformly random order of more rows must
+// shuffle further.
 //
 // Systematic splits each group of c identical partial rows over the next
 // clique's conditional p(·|separator) by systematic rounding with a fresh
@@ -114,6 +175,9 @@ func (m *Model) Sample(ctx context.Context, n int64, method SampleMethod, r Rand
 	s := &sampler{ctx: ctx, r: r, na: len(m.t.sizes), batch: batch, emit: emit}
 	s.cur = make([]int32, s.na)
 	s.levels = m.levels()
+	for k := range s.levels {
+		s.levels[k].buildAlias()
+	}
 	if method == IID {
 		return s.iid(n)
 	}
@@ -176,8 +240,11 @@ func (m *Model) levels() []level {
 		}
 		for s0 := 0; s0 < len(l.cum); s0 += np {
 			row := l.cum[s0 : s0+np]
-			acc := 0.0
+			acc, last := 0.0, np-1
 			for j, v := range row {
+				if v > 0 {
+					last = j
+				}
 				acc += v
 				row[j] = acc
 			}
@@ -185,12 +252,17 @@ func (m *Model) levels() []level {
 				for j := range row {
 					row[j] = float64(j+1) / float64(np)
 				}
+				last = np - 1
 			} else {
 				for j := range row {
 					row[j] /= acc
 				}
 			}
-			row[np-1] = 1
+			// exactly 1 from the last possible outcome on, so that rounding
+			// never sends a row to an impossible one
+			for j := last; j < np; j++ {
+				row[j] = 1
+			}
 		}
 	}
 	return ls
@@ -245,6 +317,10 @@ func (s *sampler) sys(k int, c int64) error {
 	}
 	l := &s.levels[k]
 	si := s.sepIndex(l)
+	if c == 1 { // one row: systematic rounding is one draw from the conditional
+		s.setNew(l, l.draw(si, s.r))
+		return s.sys(k+1, 1)
+	}
 	row := l.cum[si*l.nNew : (si+1)*l.nNew]
 	u := s.r.Float64()
 	cf := float64(c)
@@ -264,7 +340,7 @@ func (s *sampler) sys(k int, c int64) error {
 			j2--
 		}
 		a := A(j2)
-		if j2 == len(row)-1 {
+		if row[j2] == 1 {
 			a = c
 		}
 		s.setNew(l, j2)
@@ -337,8 +413,7 @@ func (s *sampler) iid(n int64) error {
 		for k := range s.levels {
 			l := &s.levels[k]
 			si := s.sepIndex(l)
-			row := l.cum[si*l.nNew : (si+1)*l.nNew]
-			s.setNew(l, firstAbove(row, 0, s.r.Float64()))
+			s.setNew(l, l.draw(si, s.r))
 		}
 		copy(buf[rows*na:], s.cur)
 		rows++

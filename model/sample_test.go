@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dpsynth/synth/privacy"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -264,6 +265,115 @@ func TestSampleMemoryBounded(t *testing.T) {
 		small, big := alloc(method, 1e5), alloc(method, 2e6)
 		if big > small+64<<10 {
 			t.Errorf("%v: Sample allocates %d bytes for 2·10^6 rows, %d for 10^5", method, big, small)
+		}
+	}
+}
+
+func TestAliasTables(t *testing.T) {
+	// The distribution an alias table encodes, (q_j + Σ_{i: alias_i = j} (1 − q_i)) / n,
+	// equals the conditional, zeros included.
+	for _, p := range [][]float64{
+		{1},
+		{0.5, 0.5},
+		{0, 1, 0},
+		{0.1, 0, 0.2, 0.7},
+		{1e-12, 0.25, 0.25, 0.5 - 1e-12, 0, 0},
+	} {
+		l := level{nNew: len(p), cum: make([]float64, 2*len(p))}
+		for s := range 2 { // two separator values: p and p reversed
+			acc := 0.0
+			for j := range p {
+				v := p[j]
+				if s == 1 {
+					v = p[len(p)-1-j]
+				}
+				acc += v
+				l.cum[s*len(p)+j] = acc
+			}
+		}
+		l.buildAlias()
+		for s := range 2 {
+			got := make([]float64, len(p))
+			for j := range p {
+				q := l.aliasP[s*len(p)+j]
+				got[j] += q / float64(len(p))
+				got[l.aliasJ[s*len(p)+j]] += (1 - q) / float64(len(p))
+			}
+			for j := range p {
+				want := p[j]
+				if s == 1 {
+					want = p[len(p)-1-j]
+				}
+				if math.Abs(got[j]-want) > 1e-15 {
+					t.Errorf("alias of %v (row %d): outcome %d has probability %v, want %v", p, s, j, got[j], want)
+				}
+			}
+		}
+	}
+}
+
+func ExampleModel_Sample() {
+	// Two binary attributes that agree 80% of the time.
+	tr, _ := NewTree([]int{2, 2}, [][]int{{0, 1}})
+	m := New(tr, nil)
+	defer m.Close()
+	m.AddTheta([]int{0, 1}, math.Log(4), []float64{1, 0, 0, 1})
+	m.Calibrate()
+	fmt.Printf("D = %.2f\n", m.Belief(0))
+
+	// Systematic rounding: 10 rows whose counts are 10·D exactly here.
+	var count [4]int
+	err := m.Sample(context.Background(), 10, Systematic, rand.New(rand.NewPCG(1, 2)), 4, func(rows []int32) error {
+		for i := 0; i < len(rows); i += 2 {
+			count[2*rows[i]+rows[i+1]]++
+		}
+		return nil
+	})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("counts:", count)
+	// Output:
+	// D = [0.40 0.10 0.10 0.40]
+	// counts: [4 1 1 4]
+}
+
+// privacy.Rand and math/rand/v2 both serve as Sample's randomness.
+var (
+	_ Rand = (*privacy.Rand)(nil)
+	_ Rand = (*rand.Rand)(nil)
+)
+
+func TestSampleNeverImpossible(t *testing.T) {
+	// Cells of probability 0 (θ = −10^4: e^−10^4 underflows) never come
+	// out, wherever they sit in the conditional (last outcomes included).
+	tr, _ := NewTree([]int{3, 5, 4}, [][]int{{0, 1}, {1, 2}})
+	m := New(tr, nil)
+	defer m.Close()
+	impossible := func(x []int32) bool { return x[1] == 1 || x[1] == 4 || x[2] == 3 || (x[0] == 2 && x[1] == 0) }
+	g01 := make([]float64, 15)
+	for a := range 3 {
+		for b := range 5 {
+			if impossible([]int32{int32(a), int32(b), 0}) {
+				g01[a*5+b] = -1e4
+			}
+		}
+	}
+	g12 := make([]float64, 20)
+	for b := range 5 {
+		g12[b*4+3] = -1e4
+	}
+	m.AddTheta([]int{0, 1}, 1, g01)
+	m.AddTheta([]int{1, 2}, 1, g12)
+	m.Calibrate()
+	for _, method := range []SampleMethod{Systematic, IID} {
+		for seed := range uint64(5) {
+			rows, _ := collect(t, m, 100_003, method, seed, 0)
+			for i := 0; i < len(rows); i += 3 {
+				if impossible(rows[i : i+3]) {
+					t.Fatalf("%v seed %d: impossible row %v", method, seed, rows[i:i+3])
+				}
+			}
 		}
 	}
 }

@@ -365,14 +365,56 @@ func (t *Tree) Covering(set []int) int {
 	return best
 }
 
+// cliqueLevels groups the cliques but the root by height (leaves first, for
+// the upward pass) and by depth (the root's children first, for the
+// downward pass).
+func (t *Tree) cliqueLevels() (up, down []cliqueLevel) {
+	k := len(t.cliques)
+	height := make([]int, k)
+	depth := make([]int, k)
+	for c := k - 1; c > 0; c-- { // children have larger indices
+		height[t.parent[c]] = max(height[t.parent[c]], height[c]+1)
+	}
+	for c := 1; c < k; c++ {
+		depth[c] = depth[t.parent[c]] + 1
+	}
+	group := func(key []int) []cliqueLevel {
+		var ls []cliqueLevel
+		for c := 1; c < k; c++ {
+			for len(ls) <= key[c] {
+				ls = append(ls, cliqueLevel{off: []int{0}})
+			}
+			l := &ls[key[c]]
+			l.cl = append(l.cl, c)
+			l.off = append(l.off, l.off[len(l.off)-1]+t.cells[c])
+			l.maxCell = max(l.maxCell, t.cells[c])
+		}
+		out := ls[:0]
+		for _, l := range ls {
+			if len(l.cl) > 0 {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	up = group(height)
+	down = group(depth)
+	if len(down) > 0 && len(down[0].cl) == 0 {
+		down = down[1:]
+	}
+	return up, down
+}
+
 // Bytes returns every byte that New, Calibrate and an in-clique Marginal
 // allocate for this tree with GOMAXPROCS workers (see BytesFor).
 func (t *Tree) Bytes() uint64 { return t.BytesFor(runtime.GOMAXPROCS(0)) }
 
 // BytesFor returns every byte that New, Calibrate and an in-clique
 // Marginal allocate for this tree with the given number of workers
-// (0: GOMAXPROCS): the potentials, log-beliefs and beliefs (three float64
-// per clique cell), the upward messages (one float64 per separator cell),
+// (0: GOMAXPROCS): the potentials and beliefs (two float64 per clique
+// cell), a scratch table as large as the largest clique with children, the
+// upward messages and their shifts (two float64 per
+// separator cell),
 // the scratch tables and the workers' partial sums, rounded up as the Go
 // allocator does, plus a fixed allowance for the small bookkeeping. It
 // saturates at the largest uint64.
@@ -382,9 +424,10 @@ func (t *Tree) BytesFor(workers int) uint64 {
 	}
 	l := t.layout(workers)
 	b := 0.0
-	b += 3 * allocBytes(8*l.cliqueCells)
-	b += allocBytes(8 * l.sepCells)
-	b += 2 * allocBytes(8*float64(l.maxSep)) // sepTmp, sepMax
+	b += 2 * allocBytes(8*l.cliqueCells)
+	b += allocBytes(8*float64(l.maxInner)) + allocBytes(8*float64(l.maxSep))
+	b += float64(workers-1) * (allocBytes(8*float64(min(l.maxInner, minParallel))) + allocBytes(8*float64(min(l.maxSep, minParallel))))
+	b += 2 * allocBytes(8*l.sepCells) // upward messages and their shifts
 	b += float64(workers-1) * allocBytes(8*float64(l.part))
 	b += float64(workers) * allocBytes(8*float64(len(t.sizes)+1))
 	b += allocBytes(8 * float64(l.projInts))
@@ -400,6 +443,7 @@ type layout struct {
 	cliqueCells float64 // Σ clique cells
 	sepCells    float64 // Σ separator cells
 	maxSep      int     // largest separator (≥ 1)
+	maxInner    int     // cells of the largest clique with children
 	part        int     // length of each extra worker's partial-sum buffer
 	projInts    float64 // ints of the precomputed projections
 }
@@ -411,6 +455,9 @@ func (t *Tree) layout(workers int) layout {
 	for c := range t.cliques {
 		l.cliqueCells += float64(t.cells[c])
 		maxCell = max(maxCell, t.cells[c])
+		if len(t.child[c]) > 0 {
+			l.maxInner = max(l.maxInner, t.cells[c])
+		}
 		if t.parent[c] >= 0 {
 			l.sepCells += float64(t.sepCell[c])
 			l.maxSep = max(l.maxSep, t.sepCell[c])
