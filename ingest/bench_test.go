@@ -226,14 +226,16 @@ func BenchmarkEncodeBatch(b *testing.B) {
 				b.Fatal(err)
 			}
 			w := newWorker(&source{file: "bench", b: bnd, schema: sc, cols: cols}, t.Domain, &Options{})
-			if _, _, err := w.encode(rec, 0); err != nil {
-				b.Fatal(err)
+			w.res = &result{}
+			if w.encode(rec); w.res.nbad != 0 || w.res.stop != nil {
+				b.Fatalf("bad values in the benchmark batch: %+v", w.res)
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, _, err := w.encode(rec, 0); err != nil {
-					b.Fatal(err)
-				}
+				w.encode(rec)
+			}
+			if w.res.nbad != 0 || w.res.stop != nil {
+				b.Fatalf("bad values in the benchmark batch: %+v", w.res)
 			}
 			reportRows(b, DefaultBatchRows)
 		})
