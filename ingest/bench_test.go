@@ -217,7 +217,7 @@ func BenchmarkEncodeBatch(b *testing.B) {
 			}
 			rec := rb.NewRecordBatch()
 			defer rec.Release()
-			bnd, err := bind("bench", t.Header, t.Domain, "")
+			bnd, err := bind("bench", t.Header, t.Domain, &Options{})
 			if err != nil {
 				b.Fatal(err)
 			}

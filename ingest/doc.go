@@ -7,8 +7,17 @@
 // number of workers and the number of distinct cells seen, whatever the
 // number of rows.
 //
+// ReadFile also reads inputs as warehouses and Spark write them: a folder
+// or a glob pattern of part files (CSV or Parquet, one format; _SUCCESS and
+// other names starting with "_" or "." ignored; read in name order), and
+// "-" for CSV on standard input. CSV compressed with gzip or zstd is
+// recognised by its first bytes, whatever its name.
+//
 // Columns are matched to attributes by header (or Parquet field) name, in
-// any order. A missing, duplicate or extra column is an error. With
+// any order. A missing or duplicate column is an error, and so is an extra
+// column unless Options ignore it (IgnoreExtraColumns, or Columns and
+// ExcludeColumns, which also select the attributes through
+// Options.Domain). Parquet columns that are not used are not read. With
 // Options.CountColumn set, the input is pre-aggregated: the attribute columns
 // plus a column of non-negative integer counts, as produced by
 //

@@ -26,6 +26,8 @@ var (
 	ErrColumnType     = errors.New("unsupported column type")
 	ErrCountConflict  = errors.New("count column is also an attribute")
 	ErrCountOverflows = errors.New("total count exceeds 2^63-1")
+	ErrMixedFormats   = errors.New("mixed formats")
+	ErrNestedFolder   = errors.New("nested folder")
 )
 
 // MaxReported is the number of bad values a DataError lists; the others
@@ -66,6 +68,18 @@ type DataError struct {
 	Hints []string
 
 	sugg []suggestion // what Hints are made from, kept to merge errors
+}
+
+// collected reports whether the read that returned e went to the end of
+// its input (every error listed is about a value), so that a caller
+// reading several files may go on with the next one.
+func (e *DataError) collected() bool {
+	for _, v := range e.Values() {
+		if !isValueErr(v.Err) {
+			return false
+		}
+	}
+	return true
 }
 
 // Values returns the listed errors: e itself, then More.

@@ -217,8 +217,14 @@ func count(ctx context.Context, src *source, dom *universe.Domain, opts *Options
 		return nil, nil, err
 	}
 	if ferr != nil {
+		// The failure is about the row after the last job, unless it names
+		// no row (a corrupt compressed stream).
+		row := int64(1)
+		if de, ok := ferr.(*DataError); ok && de.Row == 0 {
+			row = 0
+		}
 		tr.add(seq)
-		tr.done(seq, &result{stop: &pending{row: 1, col: -1, err: ferr}})
+		tr.done(seq, &result{stop: &pending{row: row, col: -1, err: ferr}})
 	}
 	if err := tr.resolve(src.file); err != nil {
 		return nil, nil, err
@@ -268,7 +274,7 @@ func ReadRecords(ctx context.Context, rr array.RecordReader, name string, dom *u
 	for i := range names {
 		names[i] = sc.Field(i).Name
 	}
-	b, err := bind(name, names, dom, opts.CountColumn)
+	b, err := bind(name, names, dom, &opts)
 	if err != nil {
 		return nil, nil, err
 	}
