@@ -81,8 +81,8 @@ func TestParts(t *testing.T) {
 	write(t, filepath.Join(dir, "part-00000.csv"), part(rows[:third]))
 	write(t, filepath.Join(dir, "part-00001.csv.gz"), gzipped(t, part(rows[third:2*third])))
 	write(t, filepath.Join(dir, "part-00002.csv"), zstded(t, part(rows[2*third:]))) // zstd under a .csv name
-	write(t, filepath.Join(dir, "part-00003.csv"), nil)                                // empty part (as Spark writes them)
-	write(t, filepath.Join(dir, "part-00004.csv"), []byte(header))                     // header-only part
+	write(t, filepath.Join(dir, "part-00003.csv"), nil)                             // empty part (as Spark writes them)
+	write(t, filepath.Join(dir, "part-00004.csv"), []byte(header))                  // header-only part
 	write(t, filepath.Join(dir, "_SUCCESS"), nil)
 	write(t, filepath.Join(dir, "_committed_123"), []byte("{}"))
 	write(t, filepath.Join(dir, ".part-00000.csv.crc"), []byte("\x00\x01garbage"))
