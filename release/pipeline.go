@@ -33,6 +33,8 @@ type Config struct {
 	CountColumn string
 	// Policy lists the row-wise repairs the user allows (none by default).
 	Policy universe.Policy
+	// Inputs select the attributes and columns used (and stdin for "-").
+	Inputs Inputs
 
 	// Domain is the public domain file.
 	Domain string
@@ -167,6 +169,9 @@ func Run(ctx context.Context, cfg *Config, hooks *Hooks) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	if dom, err = cfg.Inputs.domain(dom); err != nil {
+		return nil, err
+	}
 	if _, err := dom.CheckExplicit(cfg.MemoryCap); err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Domain, err)
 	}
@@ -226,7 +231,7 @@ func Run(ctx context.Context, cfg *Config, hooks *Hooks) (*Outcome, error) {
 
 	// The private data.
 	log.Info("reading data", "file", cfg.Data)
-	counts, stats, err := ingest.ReadFile(ctx, cfg.Data, dom, ingest.Options{Format: cfg.DataFormat, Policy: cfg.Policy, CountColumn: cfg.CountColumn})
+	counts, stats, err := ingest.ReadFile(ctx, cfg.Data, dom, cfg.Inputs.options(cfg.DataFormat, cfg.CountColumn, cfg.Policy))
 	if err != nil {
 		return nil, err
 	}
