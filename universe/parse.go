@@ -401,7 +401,11 @@ func (p *parser) attribute(pos int, start int64, raw []byte) (*Attribute, error)
 			if s := closest(k.name, allowed); s != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", s)
 			}
-			return nil, p.atf(k.off, "%s; fields of a %s attribute: %s", msg, j.Type, strings.Join(allowed, ", "))
+			article := "a"
+			if strings.ContainsRune("aeiou", rune(j.Type[0])) {
+				article = "an"
+			}
+			return nil, p.atf(k.off, "%s; fields of %s %s attribute: %s", msg, article, j.Type, strings.Join(allowed, ", "))
 		case !slices.Contains(allowed, k.name):
 			return nil, p.atf(k.off, "attribute %q: field %q is not allowed for type %s (allowed: %s)", name, k.name, j.Type, strings.Join(allowed, ", "))
 		}

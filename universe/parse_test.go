@@ -19,11 +19,11 @@ func TestParseDomainPositions(t *testing.T) {
 		{"[1, 2]", `1:1: a domain must be a JSON object`},
 		// Field errors name the attribute and point at the key.
 		{"{\"attributes\": [\n  {\"name\": \"age\", \"type\": \"integer\",\n   \"min\": 0, \"max\": 99, \"bin\": 10}\n]}",
-			`3:25: attribute "age": unknown field "bin" (did you mean "min"?); fields of a integer attribute: name, type, min, max, width, null`},
+			`3:25: attribute "age": unknown field "bin" (did you mean "min"?); fields of an integer attribute: name, type, min, max, width, null`},
 		{"{\"attributes\": [{\"name\": \"inc\", \"type\": \"numeric\", \"lower\": 0, \"upper\": 1, \"bin\": 4}]}",
 			`1:76: attribute "inc": unknown field "bin" (did you mean "bins"?)`},
 		{"{\"attributes\": [{\"name\": \"a\", \"type\": \"encoded\", \"colour\": 1, \"size\": 2}]}",
-			`1:50: attribute "a": unknown field "colour"; fields of a encoded attribute: name, type, size, null`},
+			`1:50: attribute "a": unknown field "colour"; fields of an encoded attribute: name, type, size, null`},
 		{"{\"attributes\": [{\"name\": \"a\", \"type\": \"integer\", \"min\": \"0\", \"max\": 9}]}",
 			`1:50: attribute "a": field "min": want an integer, got string (write it without quotes)`},
 		{"{\"attributes\": [{\"name\": \"a\", \"type\": \"categorical\", \"values\": [1, 2]}]}",
