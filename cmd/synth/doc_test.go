@@ -4,11 +4,14 @@ package main
 // output compared, so that the docs show real commands and real output.
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/klauspost/compress/gzip"
 )
 
 // docBlock is a fenced block of a Markdown file.
@@ -88,19 +91,25 @@ func matchLines(want, got []string) bool {
 	return len(got) > 0 && got[0] == want[0] && matchLines(want[1:], got[1:])
 }
 
-// runDocSessions writes the doc's "file=NAME" blocks into a folder and
-// runs its "$ synth …" sessions there.
-func runDocSessions(t *testing.T, doc string) {
-	blocks := docBlocks(t, doc)
-	dir := t.TempDir()
-	sessions := 0
-	for _, b := range blocks {
+// writeDocFiles writes the "file=NAME" blocks of a doc into dir.
+func writeDocFiles(t *testing.T, doc, dir string) {
+	t.Helper()
+	for _, b := range docBlocks(t, doc) {
 		if _, name, ok := strings.Cut(b.info, "file="); ok {
 			if err := os.WriteFile(filepath.Join(dir, name), []byte(strings.Join(b.body, "\n")+"\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
+}
+
+// runDocSessions runs the "$ synth …" sessions of a doc in dir (which
+// setup fills, as well as the doc's own "file=NAME" blocks) and compares
+// their output with the doc's.
+func runDocSessions(t *testing.T, doc, dir string) {
+	blocks := docBlocks(t, doc)
+	writeDocFiles(t, doc, dir)
+	sessions := 0
 	for _, b := range blocks {
 		if b.info != "" || len(b.body) == 0 || !strings.HasPrefix(b.body[0], "$ synth ") {
 			continue
@@ -135,9 +144,42 @@ func runDocSessions(t *testing.T, doc string) {
 	t.Logf("%s: %d sessions run", doc, sessions)
 }
 
+var domainDoc = filepath.Join(pkgDir, "..", "..", "docs", "DOMAIN.md")
+
 func TestDomainDocSessions(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the binary; skipped with -short")
 	}
-	runDocSessions(t, filepath.Join(pkgDir, "..", "..", "docs", "DOMAIN.md"))
+	runDocSessions(t, domainDoc, t.TempDir())
+}
+
+// TestReadmeInputs runs the README's inputs session: people.csv of
+// DOMAIN.md split into a gzip part and a plain part, with a _SUCCESS marker.
+func TestReadmeInputs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the binary; skipped with -short")
+	}
+	dir := t.TempDir()
+	writeDocFiles(t, domainDoc, dir)
+	b, err := os.ReadFile(filepath.Join(dir, "people.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	export := filepath.Join(dir, "export")
+	os.Mkdir(export, 0o755)
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(strings.Join(lines[:4], "")))
+	zw.Close()
+	for name, data := range map[string][]byte{
+		"part-00000.csv.gz": gz.Bytes(),
+		"part-00001.csv":    []byte(lines[0] + strings.Join(lines[4:], "")),
+		"_SUCCESS":          nil,
+	} {
+		if err := os.WriteFile(filepath.Join(export, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runDocSessions(t, filepath.Join(pkgDir, "..", "..", "README.md"), dir)
 }
