@@ -74,6 +74,29 @@ func BenchmarkReadCSV(b *testing.B) {
 	reportRows(b, *benchRows)
 }
 
+// BenchmarkReadCSVCompressed reads the CSV of BenchmarkReadCSV compressed
+// with gzip and zstd (default levels); bytes/s count the uncompressed CSV.
+func BenchmarkReadCSVCompressed(b *testing.B) {
+	t := benchData(b)
+	for _, c := range []struct {
+		name string
+		pack func(testing.TB, []byte) []byte
+	}{{"gzip", gzipped}, {"zstd", zstded}} {
+		packed := c.pack(b, bench.csv)
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(bench.csv)))
+			b.ReportAllocs()
+			for b.Loop() {
+				c, _, err := ReadCSV(context.Background(), bytes.NewReader(packed), "bench.csv", t.Domain, Options{})
+				if err != nil || c.Total() != int64(*benchRows) {
+					b.Fatal(err)
+				}
+			}
+			reportRows(b, *benchRows)
+		})
+	}
+}
+
 func BenchmarkReadParquet(b *testing.B) {
 	t := benchData(b)
 	b.SetBytes(int64(len(bench.parquet)))

@@ -140,6 +140,11 @@ func TestInputsEndToEnd(t *testing.T) {
 	if got := strings.Join(cols, ","); got != "race,sex,age" || pf.NumRows() != 2000 {
 		t.Errorf("synthetic.parquet: columns %s, %d rows; want race,sex,age (domain order), 2000 rows", got, pf.NumRows())
 	}
+	// release from stdin (gzip), the same records.
+	out2 := filepath.Join(t.TempDir(), "rel")
+	r = runStdin(t, gz.Bytes(), "release", "--data", "-", "--domain", domain, "--columns", "age,sex,race",
+		"--marginals", "2", "--epsilon", "1", "--seed", "3", "--out", out2, "--json")
+	wantOutput(t, r, ExitOK, r.stdout, `"records":2000`)
 	r = runBinary(t, "", "eval", "--data", dir, "--domain", domain, "--exclude-columns", "education,marital-status,occupation,income",
 		"--ignore-extra-columns", "--marginals", "2", "--synthetic", filepath.Join(out, "synthetic.parquet"))
 	wantOutput(t, r, ExitOK, r.stdout, "2000 synthetic rows against 2000 records")
