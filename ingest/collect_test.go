@@ -4,8 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/dpsynth/synth/universe"
 )
@@ -122,5 +128,65 @@ func TestHints(t *testing.T) {
 	}
 	if _, _, err := ReadCSV(context.Background(), strings.NewReader("c,s,n\n0,a,x\n"), "t.csv", dom, Options{}); err != nil && strings.Contains(err.Error(), "hint") {
 		t.Errorf("a value no repair fixes got a hint: %v", err)
+	}
+}
+
+// TestCollectedErrorsParquet: the same listing for typed record batches,
+// over several batches and workers.
+func TestCollectedErrorsParquet(t *testing.T) {
+	dom := testDom(t)
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "sex", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "race", Type: arrow.BinaryTypes.String},
+		{Name: "age", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "income", Type: arrow.PrimitiveTypes.Float64},
+		{Name: "job", Type: arrow.BinaryTypes.String},
+	}, nil)
+	rb := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer rb.Release()
+	var want []string
+	for i := 1; i <= 100; i++ {
+		sex, age, income := "F", int64(30), 10.0
+		if i%9 == 0 {
+			rb.Field(0).(*array.StringBuilder).AppendNull()
+			want = append(want, fmt.Sprintf(`row %d, column "sex": missing value`, i))
+		} else {
+			rb.Field(0).(*array.StringBuilder).Append(sex)
+		}
+		if i%13 == 0 {
+			age = 200
+			want = append(want, fmt.Sprintf(`row %d, column "age": out of range "200"`, i))
+		}
+		if i%13 == 0 || i%17 == 0 {
+			income = math.NaN()
+			want = append(want, fmt.Sprintf(`row %d, column "income": not finite (NaN or Inf) "NaN"`, i))
+		}
+		rb.Field(1).(*array.StringBuilder).Append("a")
+		rb.Field(2).(*array.Int64Builder).Append(age)
+		rb.Field(3).(*array.Float64Builder).Append(income)
+		rb.Field(4).(*array.StringBuilder).Append("x")
+	}
+	path := filepath.Join(t.TempDir(), "t.parquet")
+	writeParquet(t, path, rb.NewRecordBatch())
+	var first string
+	for _, o := range []Options{{Workers: 1}, {Workers: 3, BatchRows: 4}, {Workers: 2, BatchRows: 1}} {
+		_, _, err := ReadFile(context.Background(), path, dom, o)
+		var de *DataError
+		if !errors.As(err, &de) {
+			t.Fatalf("ReadFile = %v, want a *DataError", err)
+		}
+		if de.Total != int64(len(want)) {
+			t.Errorf("%+v: Total %d, want %d", o, de.Total, len(want))
+		}
+		for i, v := range de.Values() {
+			if !strings.Contains(v.Error(), want[i]) {
+				t.Errorf("%+v: value %d = %q, want %q", o, i, v.Error(), want[i])
+			}
+		}
+		if first == "" {
+			first = err.Error()
+		} else if err.Error() != first {
+			t.Errorf("%+v: error differs from one worker's:\n%s\nwant\n%s", o, err, first)
+		}
 	}
 }
