@@ -74,6 +74,29 @@ func BenchmarkReadCSV(b *testing.B) {
 	reportRows(b, *benchRows)
 }
 
+// BenchmarkReadCSVCompressed reads the CSV of BenchmarkReadCSV compressed
+// with gzip and zstd (default levels); bytes/s count the uncompressed CSV.
+func BenchmarkReadCSVCompressed(b *testing.B) {
+	t := benchData(b)
+	for _, c := range []struct {
+		name string
+		pack func(testing.TB, []byte) []byte
+	}{{"gzip", gzipped}, {"zstd", zstded}} {
+		packed := c.pack(b, bench.csv)
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(bench.csv)))
+			b.ReportAllocs()
+			for b.Loop() {
+				c, _, err := ReadCSV(context.Background(), bytes.NewReader(packed), "bench.csv", t.Domain, Options{})
+				if err != nil || c.Total() != int64(*benchRows) {
+					b.Fatal(err)
+				}
+			}
+			reportRows(b, *benchRows)
+		})
+	}
+}
+
 func BenchmarkReadParquet(b *testing.B) {
 	t := benchData(b)
 	b.SetBytes(int64(len(bench.parquet)))
@@ -217,7 +240,7 @@ func BenchmarkEncodeBatch(b *testing.B) {
 			}
 			rec := rb.NewRecordBatch()
 			defer rec.Release()
-			bnd, err := bind("bench", t.Header, t.Domain, "")
+			bnd, err := bind("bench", t.Header, t.Domain, &Options{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -226,14 +249,16 @@ func BenchmarkEncodeBatch(b *testing.B) {
 				b.Fatal(err)
 			}
 			w := newWorker(&source{file: "bench", b: bnd, schema: sc, cols: cols}, t.Domain, &Options{})
-			if _, _, err := w.encode(rec, 0); err != nil {
-				b.Fatal(err)
+			w.res = &result{}
+			if w.encode(rec); w.res.nbad != 0 || w.res.stop != nil {
+				b.Fatalf("bad values in the benchmark batch: %+v", w.res)
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, _, err := w.encode(rec, 0); err != nil {
-					b.Fatal(err)
-				}
+				w.encode(rec)
+			}
+			if w.res.nbad != 0 || w.res.stop != nil {
+				b.Fatalf("bad values in the benchmark batch: %+v", w.res)
 			}
 			reportRows(b, DefaultBatchRows)
 		})

@@ -16,8 +16,10 @@ type binding struct {
 }
 
 // bind matches column names to attributes. Every attribute needs exactly
-// one column; the only other column allowed is the count column.
-func bind(file string, names []string, dom *universe.Domain, countColumn string) (*binding, error) {
+// one column; the only other columns allowed are the count column and
+// those the options ignore.
+func bind(file string, names []string, dom *universe.Domain, opts *Options) (*binding, error) {
+	countColumn := opts.CountColumn
 	if countColumn != "" {
 		if _, ok := dom.Index(countColumn); ok {
 			return nil, &DataError{File: file, Column: countColumn, Err: fmt.Errorf("%w: %q names both the count column and an attribute of the domain", ErrCountConflict, countColumn)}
@@ -46,7 +48,9 @@ func bind(file string, names []string, dom *universe.Domain, countColumn string)
 			b.countCol = j
 			continue
 		}
-		extra = append(extra, n)
+		if !opts.ignores(n) {
+			extra = append(extra, n)
+		}
 	}
 	var missing []string
 	for i, c := range b.attrCol {
@@ -68,6 +72,12 @@ func bind(file string, names []string, dom *universe.Domain, countColumn string)
 		}
 		if countColumn == "" && len(extra) == 1 && (extra[0] == "count" || extra[0] == "n" || extra[0] == "weight") {
 			msg += fmt.Sprintf("; for pre-aggregated input name the count column (--count-column %s)", extra[0])
+		} else {
+			it := "it"
+			if len(extra) > 1 {
+				it = "them"
+			}
+			msg += fmt.Sprintf("; to skip %s give --exclude-columns %s or --ignore-extra-columns", it, strings.Join(extra, ","))
 		}
 		return nil, &DataError{File: file, Column: extra[0], Err: fmt.Errorf("%w: %s (%s)", ErrExtraColumn, msg, attrs)}
 	case len(missing) > 0:

@@ -32,16 +32,27 @@ var chunkPool = sync.Pool{New: func() any { b := make([]byte, 0, chunkBytes); re
 // ReadCSV counts a CSV table read from r; name is the file name used in
 // errors and Stats. The first record is the header. Every field is read as
 // text and encoded with universe.Attribute.EncodeString; the declared null
-// token is the only missing value.
+// token is the only missing value. Input that starts with the gzip or zstd
+// magic bytes is decompressed first (whatever its name); a corrupt stream
+// is a *DataError wrapping ErrMalformed.
 //
 // The input is cut into chunks of whole records (a newline outside quotes
 // ends a record) that the workers parse in parallel, each with Arrow's CSV
 // reader, so that parsing uses every core.
 func ReadCSV(ctx context.Context, r io.Reader, name string, dom *universe.Domain, opts Options) (*universe.Counts, *Stats, error) {
-	br := bufio.NewReaderSize(r, 1<<16)
+	raw := &srcReader{r: r}
+	text, kind, closeText, err := decompress(newPeekReader(raw), raw)
+	if err != nil {
+		return nil, nil, streamErr(name, err)
+	}
+	defer closeText()
+	br, ok := text.(*bufio.Reader)
+	if kind != "" || !ok {
+		br = newPeekReader(text)
+	}
 	header, err := headerRecord(br)
 	if err != nil {
-		return nil, nil, &ReadError{File: name, Err: err}
+		return nil, nil, streamErr(name, err)
 	}
 	if len(header) == 0 {
 		return nil, nil, &DataError{File: name, Err: ErrEmpty}
@@ -53,7 +64,7 @@ func ReadCSV(ctx context.Context, r io.Reader, name string, dom *universe.Domain
 	if header[len(header)-1] != '\n' {
 		header = append(header, '\n')
 	}
-	b, err := bind(name, names, dom, opts.CountColumn)
+	b, err := bind(name, names, dom, &opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -122,7 +133,7 @@ func feedCSV(r io.Reader, name string) feeder {
 			}
 			if err != nil && err != io.EOF {
 				chunkPool.Put(bp)
-				return &ReadError{File: name, Err: err}
+				return streamErr(name, err)
 			}
 			tail = append(tail[:0], buf[cut:]...)
 			*bp = buf[:cut]

@@ -7,8 +7,17 @@
 // number of workers and the number of distinct cells seen, whatever the
 // number of rows.
 //
+// ReadFile also reads inputs as warehouses and Spark write them: a folder
+// or a glob pattern of part files (CSV or Parquet, one format; _SUCCESS and
+// other names starting with "_" or "." ignored; read in name order), and
+// "-" for CSV on standard input. CSV compressed with gzip or zstd is
+// recognised by its first bytes, whatever its name.
+//
 // Columns are matched to attributes by header (or Parquet field) name, in
-// any order. A missing, duplicate or extra column is an error. With
+// any order. A missing or duplicate column is an error, and so is an extra
+// column unless Options ignore it (IgnoreExtraColumns, or Columns and
+// ExcludeColumns, which also select the attributes through
+// Options.Domain). Parquet columns that are not used are not read. With
 // Options.CountColumn set, the input is pre-aggregated: the attribute columns
 // plus a column of non-negative integer counts, as produced by
 //
@@ -24,14 +33,18 @@
 // declares a null token. In CSV every field is text: the declared null token
 // is the only missing value.
 //
-// Bad input stops the read with a *DataError naming the file, the 1-based
-// data row (the header is not counted, blank CSV lines are skipped) and the
-// column; when several rows are bad, the first one in the file is reported.
-// Failures of the underlying reader are *ReadError values, so that callers
-// can tell bad data from a bad disk. Nothing is dropped silently: the only
-// repairs are the explicit, row-wise ones of universe.Policy (clamp numeric
-// values, map unknown categories to the declared other value), and Stats
-// counts them per column.
+// Bad values do not stop the read: every value is checked, and the read
+// fails with one *DataError that names the file, the 1-based data row (the
+// header is not counted, blank CSV lines are skipped) and the column of the
+// first bad value, lists the next ones in More (the first MaxReported of
+// the input in all, in file, row and column order whatever the number of
+// workers), counts them all in Total and suggests the repairs that would
+// apply in Hints. A malformed row or a problem with the columns ends the
+// read at once. Failures of the underlying reader are *ReadError values,
+// so that callers can tell bad data from a bad disk. Nothing is dropped
+// silently: the only repairs are the explicit, row-wise ones of
+// universe.Policy (clamp numeric values, map unknown categories to the
+// declared other value), and Stats counts them per column.
 //
 // Privacy: ingest never learns categories, bounds or bins from the data; it
 // only checks the data against the public domain. The counts it returns are

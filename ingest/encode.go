@@ -28,9 +28,9 @@ func detach(err error) error {
 // encodeFunc returns the code of row i of a column (never null).
 type encodeFunc func(i int) (int, universe.Repair, error)
 
-// fill writes the codes of rows 0..n-1 of a column for attribute attr and
-// returns n, or the first bad row and its error.
-func (w *worker) fill(attr int, arr arrow.Array, n int, enc encodeFunc) (int, error) {
+// fill writes the codes of rows 0..n-1 of a column (field) for attribute
+// attr; bad values go to w.bad.
+func (w *worker) fill(attr, field int, arr arrow.Array, n int, enc encodeFunc) {
 	a := w.attrs[attr]
 	nulls := arr.NullN() > 0
 	codes, width, rep := w.codes, w.width, &w.rep[attr]
@@ -46,41 +46,41 @@ func (w *worker) fill(attr int, arr arrow.Array, n int, enc encodeFunc) (int, er
 			c, r, err = enc(i)
 		}
 		if err != nil {
-			return i, err
+			w.bad(i, attr, field, err)
+			c = 0
 		}
 		codes[i*width+attr] = c
 		rep[r]++
 	}
-	return n, nil
 }
 
-// encodeColumn encodes rows 0..n-1 of a column for attribute attr.
-func (w *worker) encodeColumn(attr int, arr arrow.Array, n int) (int, error) {
+// encodeColumn encodes rows 0..n-1 of a column (field) for attribute attr.
+func (w *worker) encodeColumn(attr, field int, arr arrow.Array, n int) {
 	a, p := w.attrs[attr], w.pol
 	switch arr := arr.(type) {
 	case *array.String:
-		return w.fill(attr, arr, n, func(i int) (int, universe.Repair, error) { return a.EncodeString(arr.Value(i), p) })
+		w.fill(attr, field, arr, n, func(i int) (int, universe.Repair, error) { return a.EncodeString(arr.Value(i), p) })
 	case *array.LargeString:
-		return w.fill(attr, arr, n, func(i int) (int, universe.Repair, error) { return a.EncodeString(arr.Value(i), p) })
+		w.fill(attr, field, arr, n, func(i int) (int, universe.Repair, error) { return a.EncodeString(arr.Value(i), p) })
 	case *array.StringView:
-		return w.fill(attr, arr, n, func(i int) (int, universe.Repair, error) { return a.EncodeString(arr.Value(i), p) })
+		w.fill(attr, field, arr, n, func(i int) (int, universe.Repair, error) { return a.EncodeString(arr.Value(i), p) })
 	case *array.Int8:
-		return fillInts(w, attr, arr, n, arr.Int8Values())
+		fillInts(w, attr, field, arr, n, arr.Int8Values())
 	case *array.Int16:
-		return fillInts(w, attr, arr, n, arr.Int16Values())
+		fillInts(w, attr, field, arr, n, arr.Int16Values())
 	case *array.Int32:
-		return fillInts(w, attr, arr, n, arr.Int32Values())
+		fillInts(w, attr, field, arr, n, arr.Int32Values())
 	case *array.Int64:
-		return fillInts(w, attr, arr, n, arr.Int64Values())
+		fillInts(w, attr, field, arr, n, arr.Int64Values())
 	case *array.Uint8:
-		return fillInts(w, attr, arr, n, arr.Uint8Values())
+		fillInts(w, attr, field, arr, n, arr.Uint8Values())
 	case *array.Uint16:
-		return fillInts(w, attr, arr, n, arr.Uint16Values())
+		fillInts(w, attr, field, arr, n, arr.Uint16Values())
 	case *array.Uint32:
-		return fillInts(w, attr, arr, n, arr.Uint32Values())
+		fillInts(w, attr, field, arr, n, arr.Uint32Values())
 	case *array.Uint64:
 		v := arr.Uint64Values()
-		return w.fill(attr, arr, n, func(i int) (int, universe.Repair, error) {
+		w.fill(attr, field, arr, n, func(i int) (int, universe.Repair, error) {
 			if v[i] > math.MaxInt64 {
 				return a.EncodeFloat(float64(v[i]), p)
 			}
@@ -88,28 +88,29 @@ func (w *worker) encodeColumn(attr int, arr arrow.Array, n int) (int, error) {
 		})
 	case *array.Float32:
 		v := arr.Float32Values()
-		return w.fill(attr, arr, n, func(i int) (int, universe.Repair, error) { return a.EncodeFloat(float64(v[i]), p) })
+		w.fill(attr, field, arr, n, func(i int) (int, universe.Repair, error) { return a.EncodeFloat(float64(v[i]), p) })
 	case *array.Float64:
 		v := arr.Float64Values()
-		return w.fill(attr, arr, n, func(i int) (int, universe.Repair, error) { return a.EncodeFloat(v[i], p) })
+		w.fill(attr, field, arr, n, func(i int) (int, universe.Repair, error) { return a.EncodeFloat(v[i], p) })
 	case *array.Dictionary:
-		return w.fillDict(attr, arr, n)
+		w.fillDict(attr, field, arr, n)
+	default:
+		panic(fmt.Sprintf("ingest: column type %s passed the type check", arr.DataType()))
 	}
-	panic(fmt.Sprintf("ingest: column type %s passed the type check", arr.DataType()))
 }
 
 type integer interface {
 	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32
 }
 
-func fillInts[T integer](w *worker, attr int, arr arrow.Array, n int, v []T) (int, error) {
+func fillInts[T integer](w *worker, attr, field int, arr arrow.Array, n int, v []T) {
 	a, p := w.attrs[attr], w.pol
-	return w.fill(attr, arr, n, func(i int) (int, universe.Repair, error) { return a.EncodeInt(int64(v[i]), p) })
+	w.fill(attr, field, arr, n, func(i int) (int, universe.Repair, error) { return a.EncodeInt(int64(v[i]), p) })
 }
 
 // fillDict encodes a dictionary column: each dictionary entry is encoded
 // once, on first use, so entries no row uses are never checked.
-func (w *worker) fillDict(attr int, arr *array.Dictionary, n int) (int, error) {
+func (w *worker) fillDict(attr, field int, arr *array.Dictionary, n int) {
 	a, p := w.attrs[attr], w.pol
 	dict := arr.Dictionary()
 	m := dict.Len()
@@ -120,7 +121,7 @@ func (w *worker) fillDict(attr int, arr *array.Dictionary, n int) (int, error) {
 	for k := range dc {
 		dc[k] = -1
 	}
-	return w.fill(attr, arr, n, func(i int) (int, universe.Repair, error) {
+	w.fill(attr, field, arr, n, func(i int) (int, universe.Repair, error) {
 		k := arr.GetValueIndex(i)
 		if dc[k] < 0 {
 			c, r, err := encodeAt(a, dict, k, p)
@@ -183,30 +184,29 @@ func intAt(arr arrow.Array, i int) (int64, bool) {
 	return 0, false
 }
 
-// encodeCounts reads rows 0..n-1 of the count column into w.weights.
-func (w *worker) encodeCounts(arr arrow.Array, n int) (int, error) {
-	if d, ok := arr.(*array.Dictionary); ok {
-		dict := d.Dictionary()
-		for i := range n {
-			if d.IsNull(i) {
-				return i, badCount("", true)
-			}
-			c, err := countAt(dict, d.GetValueIndex(i))
-			if err != nil {
-				return i, err
-			}
-			w.weights[i] = c
-		}
-		return n, nil
-	}
+// encodeCounts reads rows 0..n-1 of the count column (field) into
+// w.weights; bad counts go to w.bad.
+func (w *worker) encodeCounts(field int, arr arrow.Array, n int) {
+	d, isDict := arr.(*array.Dictionary)
 	for i := range n {
-		c, err := countAt(arr, i)
+		var (
+			c   int64
+			err error
+		)
+		switch {
+		case isDict && d.IsNull(i):
+			err = badCount("", true)
+		case isDict:
+			c, err = countAt(d.Dictionary(), d.GetValueIndex(i))
+		default:
+			c, err = countAt(arr, i)
+		}
 		if err != nil {
-			return i, err
+			w.bad(i, -1, field, err)
+			c = 0
 		}
 		w.weights[i] = c
 	}
-	return n, nil
 }
 
 // countAt returns the count in value i of a count column.

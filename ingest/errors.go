@@ -1,9 +1,14 @@
 package ingest
 
 import (
+	"cmp"
 	"errors"
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/dpsynth/synth/universe"
 )
 
 // Kinds of data errors that are not about one value; a DataError's Err
@@ -21,10 +26,23 @@ var (
 	ErrColumnType     = errors.New("unsupported column type")
 	ErrCountConflict  = errors.New("count column is also an attribute")
 	ErrCountOverflows = errors.New("total count exceeds 2^63-1")
+	ErrMixedFormats   = errors.New("mixed formats")
+	ErrNestedFolder   = errors.New("nested folder")
 )
+
+// MaxReported is the number of bad values a DataError lists; the others
+// are only counted (DataError.Total).
+const MaxReported = 20
 
 // DataError is bad input: a value outside the declared domain, a problem
 // with the columns, a malformed row or an empty file.
+//
+// A read does not stop at the first bad value: it goes on checking the
+// whole input and returns one DataError for the first bad value, in input
+// order (file, row, column), whatever the number of workers, with the
+// following ones in More (at most MaxReported in all), their number in
+// Total and the repairs that would apply in Hints. A malformed row (or
+// any error that is not about a value) ends the read; it comes last.
 type DataError struct {
 	File string
 	// Row is the 1-based data row: the header is not counted and blank CSV
@@ -37,10 +55,63 @@ type DataError struct {
 	// Err says what is wrong. For values it is a *universe.ValueError, whose
 	// message includes the declared domain.
 	Err error
+
+	// More lists the errors found after this one, in input order: further
+	// bad values, and last the error that ended the read, if one did. Their
+	// own More is nil.
+	More []*DataError
+	// Total is the number of bad values found in all, listed or not (0 when
+	// the error is not about values).
+	Total int64
+	// Hints suggest the repairs (flags or domain changes) that would apply
+	// to the bad values found, e.g. --clamp for numbers out of range.
+	Hints []string
+
+	sugg []suggestion // what Hints are made from, kept to merge errors
+}
+
+// collected reports whether the read that returned e went to the end of
+// its input (every error listed is about a value), so that a caller
+// reading several files may go on with the next one.
+func (e *DataError) collected() bool {
+	for _, v := range e.Values() {
+		if !isValueErr(v.Err) {
+			return false
+		}
+	}
+	return true
+}
+
+// Values returns the listed errors: e itself, then More.
+func (e *DataError) Values() []*DataError {
+	return append([]*DataError{e}, e.More...)
 }
 
 func (e *DataError) Error() string {
 	var b strings.Builder
+	e.line(&b)
+	for _, m := range e.More {
+		b.WriteByte('\n')
+		m.line(&b)
+	}
+	listed := int64(0)
+	for _, m := range e.Values() {
+		if isValueErr(m.Err) {
+			listed++
+		}
+	}
+	if e.Total > listed {
+		fmt.Fprintf(&b, "\n%d bad values in all; the first %d are listed", e.Total, listed)
+	}
+	for _, h := range e.Hints {
+		b.WriteString("\nhint: ")
+		b.WriteString(h)
+	}
+	return b.String()
+}
+
+// line writes the one-line form of e.
+func (e *DataError) line(b *strings.Builder) {
 	b.WriteString(e.File)
 	b.WriteString(": ")
 	switch {
@@ -58,7 +129,129 @@ func (e *DataError) Error() string {
 		b.WriteString(": ")
 	}
 	b.WriteString(e.Err.Error())
-	return b.String()
+}
+
+// isValueErr reports whether err is about one value (counted in Total).
+func isValueErr(err error) bool {
+	var ve *universe.ValueError
+	return errors.As(err, &ve) || errors.Is(err, ErrBadCount)
+}
+
+// Kinds of repair suggestions, in the order hints are given.
+const (
+	suggClamp   uint8 = 1 << iota // out-of-range integer or numeric value: --clamp
+	suggOther                     // unknown category, other declared: --unknown-to-other
+	suggDeclare                   // unknown category, no other: declare it
+	suggNull                      // missing value, no null token: declare one
+	suggSize                      // encoded code past the size: declare a larger size
+)
+
+// suggestion is one kind of repair for one attribute.
+type suggestion struct {
+	kind uint8
+	idx  int // the attribute's position in the domain, which orders hints
+	attr *universe.Attribute
+}
+
+// suggestKind returns the repair that would apply to a bad value.
+func suggestKind(err error) uint8 {
+	var ve *universe.ValueError
+	if !errors.As(err, &ve) {
+		return 0
+	}
+	switch ve.Reason {
+	case universe.ReasonRange:
+		return suggClamp
+	case universe.ReasonUnknown:
+		if ve.Attr.HasOther {
+			return suggOther
+		}
+		return suggDeclare
+	case universe.ReasonNull:
+		return suggNull
+	case universe.ReasonNotCode:
+		return suggSize
+	}
+	return 0
+}
+
+// hints renders suggestions, one line per kind, attributes in domain
+// order.
+func hints(ss []suggestion) []string {
+	ss = slices.Clone(ss)
+	slices.SortFunc(ss, func(a, b suggestion) int { return cmp.Compare(a.idx, b.idx) })
+	var out []string
+	for _, k := range []uint8{suggClamp, suggOther, suggDeclare, suggNull, suggSize} {
+		var names []string
+		var others []string
+		for _, s := range ss {
+			if s.kind == k && !slices.Contains(names, strconv.Quote(s.attr.Name)) {
+				names = append(names, strconv.Quote(s.attr.Name))
+				others = append(others, fmt.Sprintf("%q of %q", s.attr.Other, s.attr.Name))
+			}
+		}
+		if len(names) == 0 {
+			continue
+		}
+		list := strings.Join(names, ", ")
+		switch k {
+		case suggClamp:
+			out = append(out, "--clamp moves numbers out of range ("+list+") to the nearest declared bound, row by row (counted in the manifest)")
+		case suggOther:
+			out = append(out, "--unknown-to-other maps unknown categories to the declared other value ("+strings.Join(others, ", ")+"), row by row (counted in the manifest)")
+		case suggDeclare:
+			out = append(out, "unknown categories of "+list+": declare them in the domain's \"values\", or declare an \"other\" value and use --unknown-to-other (docs/DOMAIN.md)")
+		case suggNull:
+			out = append(out, "missing values of "+list+": declare a null token in the domain, e.g. \"null\": \"\" for empty fields (docs/DOMAIN.md)")
+		case suggSize:
+			out = append(out, "codes too large for "+list+": declare the right size in the domain (docs/DOMAIN.md)")
+		}
+	}
+	return out
+}
+
+// addSuggestions appends the suggestions of src not yet in dst.
+func addSuggestions(dst []suggestion, src ...suggestion) []suggestion {
+	for _, s := range src {
+		if !slices.Contains(dst, s) {
+			dst = append(dst, s)
+		}
+	}
+	return dst
+}
+
+// joinErrors combines the errors of several files read in order into one
+// DataError: the first MaxReported bad values of all, the error that ended
+// the read last, the total and the hints of all.
+func joinErrors(errs []*DataError) *DataError {
+	var (
+		vals  []*DataError
+		stop  *DataError
+		total int64
+		sugg  []suggestion
+	)
+	for _, e := range errs {
+		for _, v := range e.Values() {
+			if isValueErr(v.Err) {
+				if len(vals) < MaxReported {
+					vals = append(vals, v)
+				}
+			} else {
+				stop = v
+			}
+		}
+		total += e.Total
+		sugg = addSuggestions(sugg, e.sugg...)
+	}
+	if stop != nil {
+		vals = append(vals, stop)
+	}
+	first := *vals[0]
+	for _, v := range vals {
+		v.More, v.Total, v.Hints, v.sugg = nil, 0, nil, nil
+	}
+	first.More, first.Total, first.sugg, first.Hints = vals[1:], total, sugg, hints(sugg)
+	return &first
 }
 
 func (e *DataError) Unwrap() error { return e.Err }

@@ -28,14 +28,20 @@ func Example() {
 		fmt.Printf("sex=%s age=%s: %d\n", dom.Attr(0).Label(int(c[0])), dom.Attr(1).Label(int(c[1])), counts.Count(i))
 	}
 
-	// A value outside the declared domain stops the read.
-	_, _, err = ingest.ReadCSV(context.Background(), strings.NewReader("age,sex\n37,F\n130,M\n"), "people.csv", dom, ingest.Options{})
+	// Values outside the declared domain fail the read: the error lists
+	// them (the first ingest.MaxReported) and the repairs that would apply.
+	bad := "age,sex\n37,F\n130,M\n-1,X\n"
+	_, _, err = ingest.ReadCSV(context.Background(), strings.NewReader(bad), "people.csv", dom, ingest.Options{})
 	fmt.Println(err)
 	// Output:
 	// n: 3 distinct cells: 2
 	// sex=F age=0..49: 2
 	// sex=M age=50..99: 1
 	// people.csv: row 2, column "age": out of range "130" (declared: integer 0..99 (width 50))
+	// people.csv: row 3, column "age": out of range "-1" (declared: integer 0..99 (width 50))
+	// people.csv: row 3, column "sex": unknown category "X" (declared: categorical {"F", "M"})
+	// hint: --clamp moves numbers out of range ("age") to the nearest declared bound, row by row (counted in the manifest)
+	// hint: unknown categories of "sex": declare them in the domain's "values", or declare an "other" value and use --unknown-to-other (docs/DOMAIN.md)
 }
 
 func ExampleOptions_preAggregated() {

@@ -2,7 +2,9 @@ package ingest
 
 import (
 	"fmt"
+	"io"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/dpsynth/synth/universe"
@@ -59,6 +61,53 @@ type Options struct {
 	BatchRows int
 	// Workers is the number of goroutines that encode batches (0: GOMAXPROCS).
 	Workers int
+
+	// Columns, when set, names the attributes to use: the caller projects
+	// the domain onto them (Options.Domain) and table columns not listed
+	// are ignored.
+	Columns []string
+	// ExcludeColumns names attributes to leave out: the caller drops them
+	// from the domain (Options.Domain) and table columns of these names are
+	// ignored.
+	ExcludeColumns []string
+	// IgnoreExtraColumns ignores table columns the domain does not list;
+	// by default they are an error (ErrExtraColumn) naming the column.
+	IgnoreExtraColumns bool
+
+	// Stdin is what ReadFile reads for the path "-" (nil: os.Stdin).
+	Stdin io.Reader
+}
+
+// Domain returns dom projected onto Columns (when set) and without
+// ExcludeColumns: the domain to read with these options (and to compile
+// workloads against). Unknown names are a *universe.NameError naming the
+// option (--columns or --exclude-columns).
+func (o *Options) Domain(dom *universe.Domain) (*universe.Domain, error) {
+	var err error
+	if len(o.Columns) > 0 {
+		if dom, err = dom.Project(o.Columns); err != nil {
+			return nil, withOption(err, "--columns")
+		}
+	}
+	if len(o.ExcludeColumns) > 0 {
+		if dom, err = dom.Exclude(o.ExcludeColumns); err != nil {
+			return nil, withOption(err, "--exclude-columns")
+		}
+	}
+	return dom, nil
+}
+
+func withOption(err error, option string) error {
+	if ne, ok := err.(*universe.NameError); ok {
+		ne.Option = option
+	}
+	return err
+}
+
+// ignores reports whether a table column that is not an attribute of the
+// (projected) domain is skipped under these options.
+func (o *Options) ignores(name string) bool {
+	return o.IgnoreExtraColumns || len(o.Columns) > 0 && !slices.Contains(o.Columns, name) || slices.Contains(o.ExcludeColumns, name)
 }
 
 func (o *Options) batchRows() int {
@@ -84,6 +133,9 @@ type Stats struct {
 	// N is the number of records counted: Rows, or the sum of the count
 	// column for pre-aggregated input.
 	N int64
+	// Parts lists the part files read, in order, when the input was a
+	// folder or a glob pattern (nil for a single file or stdin).
+	Parts []string
 	// Distinct is the number of distinct cells with a positive count.
 	Distinct int
 	// Repairs holds the repairs made under the Policy, one entry per

@@ -46,7 +46,7 @@ func ReadParquet(ctx context.Context, r ReaderAtSeeker, name string, dom *univer
 	for i := range names {
 		names[i] = sc.Field(i).Name
 	}
-	b, err := bind(name, names, dom, opts.CountColumn)
+	b, err := bind(name, names, dom, &opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -57,9 +57,30 @@ func ReadParquet(ctx context.Context, r ReaderAtSeeker, name string, dom *univer
 	if err != nil {
 		return nil, nil, err
 	}
-	rr, err := fr.GetRecordReader(ctx, nil, nil)
+	// Read only the columns used: a warehouse table may have many more.
+	var leaves []int
+	if len(cols) < sc.NumFields() {
+		for _, c := range cols {
+			leaves = append(leaves, fr.Manifest.Fields[c.field].ColIndex)
+		}
+	}
+	rr, err := fr.GetRecordReader(ctx, leaves, nil)
 	if err != nil {
 		return nil, nil, parquetErr(name, 0, err)
+	}
+	if leaves != nil {
+		sc = rr.Schema()
+		names = names[:0]
+		for i := range sc.NumFields() {
+			names = append(names, sc.Field(i).Name)
+		}
+		if b, err = bind(name, names, dom, &opts); err == nil {
+			cols, err = plan(name, sc, b)
+		}
+		if err != nil {
+			rr.Release()
+			return nil, nil, err
+		}
 	}
 	defer rr.Release()
 	readErr := func(err error, row int64) error { return parquetErr(name, row, err) }

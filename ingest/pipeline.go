@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -24,12 +25,16 @@ import (
 // are merged at the end in cell order, so the result does not depend on
 // scheduling.
 //
+// Bad values do not stop the read: each job keeps its first MaxReported
+// bad values (by row, then column) and counts the others, so that the
+// first MaxReported of the input and the total are known at the end
+// whatever the scheduling. An error that is not about a value (a malformed
+// row, an I/O error) ends the job: jobs after it are skipped and their
+// findings dropped; jobs before it always run.
+//
 // A job's row numbers are relative to the job: the rows before it are only
 // known once every earlier job is done (a CSV chunk's row count is known
-// after parsing). Errors are therefore kept as (job, row in job, column),
-// the first in input order wins, and the absolute row is resolved at the
-// end. Jobs after a known error are skipped; jobs before it always run, so
-// that the first error of the file is the one reported.
+// after parsing), so absolute rows are resolved at the end.
 
 // source is what the workers need to know about the input.
 type source struct {
@@ -57,70 +62,110 @@ type job struct {
 
 // pending is an error found in a job.
 type pending struct {
-	seq int
 	row int64 // 1-based row in the job; 0 when not about a row
 	col int   // field, or -1 for a whole row
 	err error
 }
 
-func (p *pending) before(q *pending) bool {
-	if p.seq != q.seq {
-		return p.seq < q.seq
+func (p *pending) cmp(q *pending) int {
+	if c := cmp.Compare(p.row, q.row); c != 0 {
+		return c
 	}
-	if p.row != q.row {
-		return p.row < q.row
-	}
-	return p.col < q.col
+	return cmp.Compare(p.col, q.col)
 }
 
-// tracker records the rows of each job and the first error.
+// result is what a job found.
+type result struct {
+	rows int64
+	bad  []pending // its first MaxReported bad values, by row and column
+	nbad int64     // all its bad values
+	sugg []suggestion
+	stop *pending // the error that ended it, if one did
+}
+
+// tracker collects the results of the jobs.
 type tracker struct {
-	mu    sync.Mutex
-	rows  []int64 // rows of job seq, -1 until done
-	first *pending
+	mu      sync.Mutex
+	res     []*result // of job seq, nil until done
+	stopped int       // the first job known to have ended on an error, or -1
 }
 
 func (t *tracker) add(seq int) {
 	t.mu.Lock()
-	for len(t.rows) <= seq {
-		t.rows = append(t.rows, -1)
+	for len(t.res) <= seq {
+		t.res = append(t.res, nil)
 	}
 	t.mu.Unlock()
 }
 
-func (t *tracker) done(seq int, rows int64, p *pending) {
+func (t *tracker) done(seq int, r *result) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.rows[seq] = rows
-	if p != nil && (t.first == nil || p.before(t.first)) {
-		t.first = p
+	t.res[seq] = r
+	if r.stop != nil && (t.stopped < 0 || seq < t.stopped) {
+		t.stopped = seq
 	}
 }
 
-// failedBefore reports whether an error is known in a job before seq.
-func (t *tracker) failedBefore(seq int) bool {
+// stoppedBefore reports whether a job before seq ended on an error.
+func (t *tracker) stoppedBefore(seq int) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.first != nil && t.first.seq < seq
+	return t.stopped >= 0 && t.stopped < seq
 }
 
-func (t *tracker) failed() bool {
+func (t *tracker) anyStopped() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.first != nil
+	return t.stopped >= 0
 }
 
-// resolve returns the first error with its absolute row.
-func (t *tracker) resolve() error {
-	p := t.first
-	if de, ok := p.err.(*DataError); ok && p.row > 0 {
-		var before int64
-		for _, r := range t.rows[:p.seq] {
-			before += r
+// resolve returns the error of the read, if any: a *ReadError that ended
+// it, or a *DataError listing its first bad values (absolute rows) and the
+// error that ended it.
+func (t *tracker) resolve(file string) error {
+	last := len(t.res) - 1
+	if t.stopped >= 0 {
+		last = t.stopped
+	}
+	var (
+		vals   []*DataError
+		total  int64
+		sugg   []suggestion
+		before int64
+		stop   error
+	)
+	abs := func(p *pending) error {
+		if de, ok := p.err.(*DataError); ok && p.row > 0 {
+			de.Row = before + p.row
 		}
-		de.Row = before + p.row
+		return p.err
 	}
-	return p.err
+	for _, r := range t.res[:last+1] {
+		for i := range r.bad {
+			if len(vals) < MaxReported {
+				vals = append(vals, abs(&r.bad[i]).(*DataError))
+			}
+		}
+		total += r.nbad
+		sugg = addSuggestions(sugg, r.sugg...)
+		if r.stop != nil {
+			stop = abs(r.stop)
+		}
+		before += r.rows
+	}
+	if _, ok := stop.(*ReadError); ok {
+		return stop
+	}
+	if stop != nil {
+		vals = append(vals, stop.(*DataError))
+	}
+	if len(vals) == 0 {
+		return nil
+	}
+	first := vals[0]
+	first.More, first.Total, first.sugg, first.Hints = vals[1:], total, sugg, hints(sugg)
+	return first
 }
 
 // feeder produces the jobs of an input in order. It calls emit for each
@@ -139,7 +184,7 @@ type column struct {
 func count(ctx context.Context, src *source, dom *universe.Domain, opts *Options, feed feeder) (*universe.Counts, *Stats, error) {
 	nw := opts.workers()
 	jobs := make(chan job, nw)
-	var tr tracker
+	tr := tracker{stopped: -1}
 	ws := make([]*worker, nw)
 	var wg sync.WaitGroup
 	for i := range ws {
@@ -149,7 +194,7 @@ func count(ctx context.Context, src *source, dom *universe.Domain, opts *Options
 
 	seq := 0
 	emit := func(j job) bool {
-		if ctx.Err() != nil || tr.failed() {
+		if ctx.Err() != nil || tr.anyStopped() {
 			j.release()
 			return false
 		}
@@ -172,16 +217,22 @@ func count(ctx context.Context, src *source, dom *universe.Domain, opts *Options
 		return nil, nil, err
 	}
 	if ferr != nil {
+		// The failure is about the row after the last job, unless it names
+		// no row (a corrupt compressed stream).
+		row := int64(1)
+		if de, ok := ferr.(*DataError); ok && de.Row == 0 {
+			row = 0
+		}
 		tr.add(seq)
-		tr.done(seq, 0, &pending{seq: seq, row: 1, col: -1, err: ferr})
+		tr.done(seq, &result{stop: &pending{row: row, col: -1, err: ferr}})
 	}
-	if tr.first != nil {
-		return nil, nil, tr.resolve()
+	if err := tr.resolve(src.file); err != nil {
+		return nil, nil, err
 	}
 
 	st := &Stats{File: src.file, Format: src.format, Repairs: make([]Repairs, dom.Len())}
-	for _, r := range tr.rows {
-		st.Rows += r
+	for _, r := range tr.res {
+		st.Rows += r.rows
 	}
 	if st.Rows == 0 {
 		return nil, nil, &DataError{File: src.file, Err: fmt.Errorf("%w: the input has columns but no rows", ErrNoRows)}
@@ -223,7 +274,7 @@ func ReadRecords(ctx context.Context, rr array.RecordReader, name string, dom *u
 	for i := range names {
 		names[i] = sc.Field(i).Name
 	}
-	b, err := bind(name, names, dom, opts.CountColumn)
+	b, err := bind(name, names, dom, &opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -349,6 +400,11 @@ type worker struct {
 	rep     [][3]int64
 	dict    []int // codes of dictionary entries, -1 until used
 	dictRep []universe.Repair
+
+	res      *result   // of the current job
+	start    int64     // rows of the job before the current batch
+	batchBad []pending // bad values of the current batch
+	colBad   int       // bad values of the current column listed in batchBad
 }
 
 func newWorker(src *source, dom *universe.Domain, opts *Options) *worker {
@@ -362,49 +418,68 @@ func newWorker(src *source, dom *universe.Domain, opts *Options) *worker {
 
 func (w *worker) loop(ctx context.Context, jobs <-chan job, tr *tracker) {
 	for j := range jobs {
-		var (
-			rows int64
-			p    *pending
-		)
 		// Skip work that cannot change the result: after cancellation, or
-		// jobs after one already known to be bad.
-		if ctx.Err() == nil && !tr.failedBefore(j.seq) {
-			rows, p = w.do(&j)
+		// jobs after one that ended on an error.
+		r := &result{}
+		if ctx.Err() == nil && !tr.stoppedBefore(j.seq) {
+			w.do(&j, r)
 		}
-		tr.done(j.seq, rows, p)
+		tr.done(j.seq, r)
 		j.release()
 	}
 }
 
-// do runs one job and returns its number of rows or its first error.
-func (w *worker) do(j *job) (int64, *pending) {
+// do runs one job.
+func (w *worker) do(j *job, r *result) {
+	w.res, w.start = r, 0
 	if j.rec != nil {
-		if row, col, err := w.encode(j.rec, 0); err != nil {
-			return 0, &pending{seq: j.seq, row: row, col: col, err: err}
+		w.encode(j.rec)
+		if r.stop == nil {
+			r.rows = j.rec.NumRows()
 		}
-		return j.rec.NumRows(), nil
+		return
 	}
 	rr := csv.NewReader(io.MultiReader(bytes.NewReader(w.src.header), bytes.NewReader(*j.chunk)), w.src.schema,
 		csv.WithHeader(true), csv.WithChunk(w.batch), csv.WithAllocator(batchAllocator))
 	defer rr.Release()
-	var rows int64
 	for rr.Next() {
 		rec := rr.RecordBatch()
-		if row, col, err := w.encode(rec, rows); err != nil {
-			return 0, &pending{seq: j.seq, row: row, col: col, err: err}
+		w.encode(rec)
+		if r.stop != nil {
+			return
 		}
-		rows += rec.NumRows()
+		w.start += rec.NumRows()
 	}
+	r.rows = w.start
 	if err := rr.Err(); err != nil {
-		return 0, &pending{seq: j.seq, row: rows + 1, col: -1, err: w.src.readErr(err, rows+1)}
+		r.stop = &pending{row: w.start + 1, col: -1, err: w.src.readErr(err, w.start+1)}
 	}
-	return rows, nil
 }
 
-// encode encodes and counts one record batch whose first row is row
-// start+1 of its job. On bad data it returns the row (in the job), the
-// field and the error of the first bad value, by row and then by column.
-func (w *worker) encode(rec arrow.RecordBatch, start int64) (int64, int, error) {
+// bad records a bad value at row i of the batch in field col (attribute
+// attr, or -1 for the count column). It lists the
+// first MaxReported of each column of a batch; they are cut to the first
+// MaxReported of the job in encode.
+func (w *worker) bad(i, attr, col int, err error) {
+	w.res.nbad++
+	if k := suggestKind(err); k != 0 {
+		var ve *universe.ValueError
+		errors.As(err, &ve)
+		w.res.sugg = addSuggestions(w.res.sugg, suggestion{kind: k, idx: attr, attr: ve.Attr})
+	}
+	if w.colBad >= MaxReported || len(w.res.bad) >= MaxReported {
+		return
+	}
+	w.colBad++
+	row := w.start + int64(i) + 1
+	w.batchBad = append(w.batchBad, pending{row: row, col: col,
+		err: &DataError{File: w.src.file, Row: row, Column: w.src.b.names[col], Err: detach(err)}})
+}
+
+// encode checks every value of one record batch and counts its rows; bad
+// values go to the job's result, and a batch with one counts nothing (the
+// read fails anyway).
+func (w *worker) encode(rec arrow.RecordBatch) {
 	n := int(rec.NumRows())
 	if need := n * w.width; cap(w.codes) < need {
 		w.codes = make([]int, need)
@@ -416,27 +491,25 @@ func (w *worker) encode(rec arrow.RecordBatch, start int64) (int64, int, error) 
 		}
 		w.weights = w.weights[:n]
 	}
-	// Encode column by column (one type switch per column and batch). A bad
-	// value at row i limits the later columns to rows before i.
-	limit, bad, badCol := n, error(nil), -1
+	// Encode column by column (one type switch per column and batch).
+	before := w.res.nbad
+	w.batchBad = w.batchBad[:0]
 	for _, c := range w.src.cols {
 		arr := rec.Column(c.field)
-		var (
-			i   int
-			err error
-		)
+		w.colBad = 0
 		if c.attr >= 0 {
-			i, err = w.encodeColumn(c.attr, arr, limit)
+			w.encodeColumn(c.attr, c.field, arr, n)
 		} else {
-			i, err = w.encodeCounts(arr, limit)
-		}
-		if err != nil {
-			limit, bad, badCol = i, err, c.field
+			w.encodeCounts(c.field, arr, n)
 		}
 	}
-	if bad != nil {
-		row := start + int64(limit) + 1
-		return row, badCol, &DataError{File: w.src.file, Row: row, Column: w.src.b.names[badCol], Err: detach(bad)}
+	if w.res.nbad > before {
+		slices.SortFunc(w.batchBad, func(a, b pending) int { return a.cmp(&b) })
+		w.res.bad = append(w.res.bad, w.batchBad[:min(len(w.batchBad), MaxReported-len(w.res.bad))]...)
+		return
+	}
+	if w.res.nbad > 0 {
+		return
 	}
 	for i := range n {
 		weight := int64(1)
@@ -446,9 +519,9 @@ func (w *worker) encode(rec arrow.RecordBatch, start int64) (int64, int, error) 
 			}
 		}
 		if err := w.counts.Add(w.codes[i*w.width:(i+1)*w.width], weight); err != nil {
-			row := start + int64(i) + 1
-			return row, w.src.b.countCol, &DataError{File: w.src.file, Row: row, Column: w.src.b.names[w.src.b.countCol], Err: ErrCountOverflows}
+			row := w.start + int64(i) + 1
+			w.res.stop = &pending{row: row, col: w.src.b.countCol, err: &DataError{File: w.src.file, Row: row, Column: w.src.b.names[w.src.b.countCol], Err: ErrCountOverflows}}
+			return
 		}
 	}
-	return 0, 0, nil
 }

@@ -20,6 +20,9 @@ type EvalConfig struct {
 	DataFormat  ingest.Format
 	CountColumn string
 	Policy      universe.Policy
+	// Inputs select the attributes and columns used, in the data and in
+	// the synthetic table (and stdin for "-").
+	Inputs Inputs
 
 	// Synthetic is the synthetic table; it must fit the same domain.
 	Synthetic       string
@@ -67,6 +70,8 @@ func Evaluate(ctx context.Context, cfg *EvalConfig) (*EvalOutcome, error) {
 		return nil, configErrorf("no synthetic file (--synthetic)")
 	case cfg.Domain == "":
 		return nil, configErrorf("no domain file (--domain)")
+	case cfg.Data == ingest.Stdin && cfg.Synthetic == ingest.Stdin:
+		return nil, configErrorf("--data and --synthetic cannot both read stdin (-)")
 	}
 	spec := WorkloadSpec{File: cfg.Workload, Marginals: cfg.Marginals, Sample: cfg.Sample, Seed: cfg.WorkloadSeed}
 	if err := spec.Check(); err != nil {
@@ -74,6 +79,9 @@ func Evaluate(ctx context.Context, cfg *EvalConfig) (*EvalOutcome, error) {
 	}
 	dom, err := universe.LoadDomain(cfg.Domain)
 	if err != nil {
+		return nil, err
+	}
+	if dom, err = cfg.Inputs.domain(dom); err != nil {
 		return nil, err
 	}
 	wl, desc, err := loadWorkload(spec, dom)
@@ -87,14 +95,15 @@ func Evaluate(ctx context.Context, cfg *EvalConfig) (*EvalOutcome, error) {
 		}
 		defer od.Abort()
 	}
-	data, _, err := ingest.ReadFile(ctx, cfg.Data, dom, ingest.Options{Format: cfg.DataFormat, Policy: cfg.Policy, CountColumn: cfg.CountColumn})
+	data, _, err := ingest.ReadFile(ctx, cfg.Data, dom, cfg.Inputs.options(cfg.DataFormat, cfg.CountColumn, cfg.Policy))
 	if err != nil {
 		return nil, err
 	}
 	if data.Total() == 0 {
 		return nil, &DataError{File: cfg.Data, Msg: "no records"}
 	}
-	syn, _, err := ingest.ReadFile(ctx, cfg.Synthetic, dom, ingest.Options{Format: cfg.SyntheticFormat, CountColumn: cfg.SyntheticCount})
+	synIn := cfg.Inputs
+	syn, _, err := ingest.ReadFile(ctx, cfg.Synthetic, dom, synIn.options(cfg.SyntheticFormat, cfg.SyntheticCount, universe.Policy{}))
 	if err != nil {
 		return nil, err
 	}

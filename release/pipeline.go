@@ -29,6 +29,8 @@ type Config struct {
 	CountColumn string
 	// Policy lists the row-wise repairs the user allows (none by default).
 	Policy universe.Policy
+	// Inputs select the attributes and columns used (and stdin for "-").
+	Inputs Inputs
 
 	// Domain is the public domain file.
 	Domain string

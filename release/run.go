@@ -133,6 +133,9 @@ func (r *runner) plan() error {
 	if err != nil {
 		return err
 	}
+	if dom, err = cfg.Inputs.domain(dom); err != nil {
+		return err
+	}
 	r.dom = dom
 	if r.wl, r.wlDesc, err = loadWorkload(cfg.workloadSpec(), dom); err != nil {
 		return err
@@ -205,7 +208,7 @@ func (r *runner) openOut() error {
 func (r *runner) read() error {
 	cfg := r.cfg
 	r.log.Info("reading data", "file", cfg.Data)
-	counts, stats, err := ingest.ReadFile(r.ctx, cfg.Data, r.dom, ingest.Options{Format: cfg.DataFormat, Policy: cfg.Policy, CountColumn: cfg.CountColumn})
+	counts, stats, err := ingest.ReadFile(r.ctx, cfg.Data, r.dom, cfg.Inputs.options(cfg.DataFormat, cfg.CountColumn, cfg.Policy))
 	if err != nil {
 		return err
 	}

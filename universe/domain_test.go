@@ -137,7 +137,7 @@ func TestParseDomainErrors(t *testing.T) {
 		{`{"attributes": [{"name": "a", "type": "numeric", "edges": [0, 2, 1]}]}`, `strictly increasing`},
 		{`{"attributes": [{"name": "a", "type": "numeric", "edges": [0]}]}`, `at least two edges`},
 		{`{"attributes": [{"name": "a", "type": "numeric", "edges": [0, 1], "lower": -1}]}`, `lower and upper must equal`},
-		{`{"attributes": [{"name": "a", "type": "numeric", "edges": [0, 1e400]}]}`, `domain:`},
+		{`{"attributes": [{"name": "a", "type": "numeric", "edges": [0, 1e400]}]}`, `1:50: attribute "a": field "edges": want a list of numbers, got number 1e400`},
 		{`{"attributes": [{"name": "a", "type": "encoded"}]}`, `needs "size"`},
 		{`{"attributes": [{"name": "a", "type": "encoded", "size": 2}, {"name": "a", "type": "encoded", "size": 2}]}`, `declared twice`},
 	}

@@ -1,8 +1,11 @@
 package universe
 
 import (
+	"bytes"
+	"errors"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -106,9 +109,20 @@ func FuzzParseDomain(f *testing.F) {
 	f.Add([]byte(`{"a": 2, "b": 3}`))
 	f.Add([]byte(`{"attributes": [{"name": "a", "type": "numeric", "edges": [0, 1]}]}`))
 	f.Add([]byte(`{"attributes": {}}`))
+	f.Add([]byte("{\"attributes\": [\n  {\"name\": \"age\", \"type\": \"integer\", \"min\": 0, \"max\": 9, \"bin\": 1}\n]}"))
+	f.Add([]byte("{\"attributes\": [{\"name\": \"a\", \"type\": \"integer\", \"min\": \"0\", \"max\": 9}]}"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		d, err := ParseDomain(data)
 		if err != nil {
+			// Errors are ours, not the JSON package's internals, and a
+			// position is inside the file.
+			if strings.Contains(err.Error(), "json: ") || strings.Contains(err.Error(), "Go struct") {
+				t.Fatalf("raw JSON package error: %v", err)
+			}
+			var pe *PositionError
+			if errors.As(err, &pe) && (pe.Line < 1 || pe.Col < 1 || pe.Line > bytes.Count(data, []byte("\n"))+1) {
+				t.Fatalf("position %d:%d outside the input: %v", pe.Line, pe.Col, err)
+			}
 			return
 		}
 		// A parsed domain is consistent and re-parses to the same description.

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/dpsynth/synth/ingest"
+	"github.com/dpsynth/synth/release"
 	"github.com/dpsynth/synth/universe"
 )
 
@@ -118,11 +119,14 @@ func applyConfig(fs *pflag.FlagSet, path string) error {
 
 // dataOptions are the flags that read the private table.
 type dataOptions struct {
-	Data           string
-	Format         string
-	CountColumn    string
-	Clamp          bool
-	UnknownToOther bool
+	Data               string
+	Format             string
+	CountColumn        string
+	Clamp              bool
+	UnknownToOther     bool
+	Columns            []string
+	ExcludeColumns     []string
+	IgnoreExtraColumns bool
 }
 
 func (o *dataOptions) AddFlags(fs *pflag.FlagSet) { o.addFlags(fs, true) }
@@ -130,7 +134,8 @@ func (o *dataOptions) AddFlags(fs *pflag.FlagSet) { o.addFlags(fs, true) }
 // addFlags adds the data flags; formatAlias also accepts --format for
 // --data-format (synth release uses --format for its output instead).
 func (o *dataOptions) addFlags(fs *pflag.FlagSet, formatAlias bool) {
-	fs.StringVar(&o.Data, "data", "", "the private table: CSV with a header row, or Parquet")
+	fs.Var(&onceString{p: &o.Data, hint: "to read several part files give their folder or a quoted glob (--data 'export/part-*.csv')"}, "data",
+		"the private table: CSV with a header row (gzip or zstd compressed too) or Parquet; a folder or a quoted glob of part files; - for CSV on stdin")
 	fs.StringVar(&o.Format, "data-format", "auto", "format of --data: auto, csv or parquet")
 	if formatAlias {
 		fs.StringVar(&o.Format, "format", "auto", "format of --data: auto, csv or parquet (same as --data-format)")
@@ -138,6 +143,9 @@ func (o *dataOptions) addFlags(fs *pflag.FlagSet, formatAlias bool) {
 	fs.StringVar(&o.CountColumn, "count-column", "", "pre-aggregated input: the column holding each row's count (e.g. from a SQL GROUP BY)")
 	fs.BoolVar(&o.Clamp, "clamp", false, "clamp integer and numeric values outside the declared bounds (row-wise; counted in the manifest)")
 	fs.BoolVar(&o.UnknownToOther, "unknown-to-other", false, "map unknown categories to the attribute's declared \"other\" value")
+	fs.StringSliceVar(&o.Columns, "columns", nil, "use only these attributes (comma-separated): the domain is projected onto them and other table columns are ignored")
+	fs.StringSliceVar(&o.ExcludeColumns, "exclude-columns", nil, "leave out these attributes (comma-separated): dropped from the domain and ignored in the table")
+	fs.BoolVar(&o.IgnoreExtraColumns, "ignore-extra-columns", false, "ignore table columns the domain does not list (default: an error naming the column)")
 }
 
 func (o *dataOptions) format() (ingest.Format, error) {
@@ -145,11 +153,62 @@ func (o *dataOptions) format() (ingest.Format, error) {
 	if err != nil {
 		return 0, usagef("--data-format: %v", err)
 	}
+	if o.Data == ingest.Stdin && f == ingest.Parquet {
+		return 0, usagef("--data - reads CSV from stdin; Parquet needs a file (random access)")
+	}
 	return f, nil
 }
 
 func (o *dataOptions) policy() universe.Policy {
 	return universe.Policy{Clamp: o.Clamp, UnknownToOther: o.UnknownToOther}
+}
+
+// inputs are the column selection and stdin (nil e: none) of the read.
+func (o *dataOptions) inputs(e *env) release.Inputs {
+	in := release.Inputs{Columns: o.Columns, ExcludeColumns: o.ExcludeColumns, IgnoreExtraColumns: o.IgnoreExtraColumns}
+	if e != nil {
+		in.Stdin = e.stdin
+	}
+	return in
+}
+
+// ingestOptions are the options of a read through ingest directly.
+func (o *dataOptions) ingestOptions(e *env) (ingest.Options, error) {
+	f, err := o.format()
+	if err != nil {
+		return ingest.Options{}, err
+	}
+	return ingest.Options{
+		Format: f, CountColumn: o.CountColumn, Policy: o.policy(),
+		Columns: o.Columns, ExcludeColumns: o.ExcludeColumns, IgnoreExtraColumns: o.IgnoreExtraColumns,
+		Stdin: e.stdin,
+	}, nil
+}
+
+// onceString is a string flag that refuses to be given twice: pflag would
+// keep the last value, so that "--data a.csv --data b.csv" would silently
+// read b.csv only.
+type onceString struct {
+	p    *string
+	set  bool
+	hint string
+}
+
+func (s *onceString) String() string {
+	if s.p == nil {
+		return ""
+	}
+	return *s.p
+}
+
+func (s *onceString) Type() string { return "string" }
+
+func (s *onceString) Set(v string) error {
+	if s.set {
+		return fmt.Errorf("given twice (%q, then %q); %s", *s.p, v, s.hint)
+	}
+	*s.p, s.set = v, true
+	return nil
 }
 
 // workloadOptions name the workload: a file or the k-way shorthand.

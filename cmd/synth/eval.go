@@ -69,7 +69,7 @@ func runEval(ctx context.Context, e *env, o *evalOptions) error {
 		return err
 	}
 	out, err := release.Evaluate(ctx, &release.EvalConfig{
-		Data: o.Data, DataFormat: df, CountColumn: o.CountColumn, Policy: o.policy(),
+		Data: o.Data, DataFormat: df, CountColumn: o.CountColumn, Policy: o.policy(), Inputs: o.inputs(e),
 		Synthetic: o.Synthetic, SyntheticFormat: sf, SyntheticCount: o.SyntheticCount,
 		Domain: o.Domain, Workload: o.Workload, Marginals: o.Marginals, Sample: o.Sample, WorkloadSeed: o.WorkloadSeed,
 		Out: o.Out, Force: o.Force, Title: o.Title,

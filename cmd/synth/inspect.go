@@ -16,36 +16,15 @@ import (
 
 // inspectOptions are the flags of "synth inspect".
 type inspectOptions struct {
-	Domain         string
-	Data           string
-	Format         string
-	CountColumn    string
-	Clamp          bool
-	UnknownToOther bool
+	Domain string
+	dataOptions
 	workloadOptions
 }
 
 func (o *inspectOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Domain, "domain", "", "domain file (JSON), the public description of the table")
-	fs.StringVar(&o.Data, "data", "", "data file (CSV with a header row, or Parquet) to validate and count")
-	fs.StringVar(&o.Format, "format", "auto", "data format: auto, csv or parquet")
-	fs.StringVar(&o.CountColumn, "count-column", "", "name of the count column of pre-aggregated data (GROUP BY output)")
-	fs.BoolVar(&o.Clamp, "clamp", false, "clamp integer and numeric values outside the declared bounds (row-wise, counted)")
-	fs.BoolVar(&o.UnknownToOther, "unknown-to-other", false, "map unknown categories to the attribute's declared \"other\" value (counted)")
+	o.dataOptions.AddFlags(fs)
 	o.workloadOptions.AddFlags(fs)
-}
-
-// ingestOptions turns the data flags into ingest options.
-func (o *inspectOptions) ingestOptions() (ingest.Options, error) {
-	f, err := ingest.ParseFormat(o.Format)
-	if err != nil {
-		return ingest.Options{}, usagef("--format: %v", err)
-	}
-	return ingest.Options{
-		Format:      f,
-		CountColumn: o.CountColumn,
-		Policy:      universe.Policy{Clamp: o.Clamp, UnknownToOther: o.UnknownToOther},
-	}, nil
 }
 
 func init() {
@@ -55,8 +34,12 @@ func init() {
 		usage: `Prints the attribute table, the universe size (exact and log10) and the memory of
 an explicit vector over it. With --data, reads the whole file, checks every
 value against the domain and prints n, the distinct cells seen and the
-validation result; the first bad value stops the read with its file, row
-(1-based, header not counted) and column.
+validation result; bad values are listed (the first 20, with file, row
+(1-based, header not counted) and column), counted, and the repairs that
+would apply are suggested. --data takes a file, a folder or quoted glob of
+part files (CSV or Parquet; gzip and zstd CSV too), or - for CSV on stdin.
+--columns and --exclude-columns select attributes: the universe printed is
+the projected one.
 
 With --workload (or --marginals K), reports the workload's shape: the number
 of queries m, its families, each marginal set with its cells, and the memory
@@ -69,6 +52,9 @@ Examples:
   synth inspect --domain adult-reduced-domain.json --data adult-reduced.csv
   synth inspect --domain people.json --data people.parquet --clamp --unknown-to-other
   synth inspect --domain people.json --data counts.csv --count-column n
+  synth inspect --domain people.json --data 'export/part-*.csv.gz'
+  zcat people.csv.gz | synth inspect --domain people.json --data -
+  synth inspect --domain people.json --data wide.parquet --columns sex,age
 
 Pre-aggregated data has the attribute columns plus a count column, e.g. the
 output of: SELECT sex, age, COUNT(*) AS n FROM people GROUP BY sex, age`,
@@ -80,16 +66,19 @@ func runInspect(ctx context.Context, e *env, o *inspectOptions) error {
 	if o.Domain == "" {
 		return usagef("--domain is required")
 	}
-	opts, err := o.ingestOptions()
+	opts, err := o.ingestOptions(e)
 	if err != nil {
 		return err
 	}
-	if o.Data == "" && (o.CountColumn != "" || o.Clamp || o.UnknownToOther || opts.Format != ingest.Auto) {
-		return usagef("--format, --count-column, --clamp and --unknown-to-other need --data")
+	if o.Data == "" && (o.CountColumn != "" || o.Clamp || o.UnknownToOther || opts.Format != ingest.Auto || o.IgnoreExtraColumns) {
+		return usagef("--format, --count-column, --clamp, --unknown-to-other and --ignore-extra-columns need --data")
 	}
 	d, err := universe.LoadDomain(o.Domain)
 	if err != nil {
 		return err
+	}
+	if d, err = opts.Domain(d); err != nil {
+		return usagef("%v", err)
 	}
 	fmt.Fprintf(e.stdout, "domain: %s\n\n", o.Domain)
 	printUniverse(e.stdout, d)
@@ -135,6 +124,9 @@ func printUniverse(w io.Writer, d *universe.Domain) {
 // printData prints what a read found.
 func printData(w io.Writer, d *universe.Domain, st *ingest.Stats, countColumn string) {
 	fmt.Fprintf(w, "data: %s (%s)\n", st.File, st.Format)
+	if len(st.Parts) > 0 {
+		fmt.Fprintf(w, "part files: %d\n", len(st.Parts))
+	}
 	if countColumn != "" {
 		fmt.Fprintf(w, "rows: %s (pre-aggregated, count column %q)\n", fmtInt(st.Rows), countColumn)
 	} else {

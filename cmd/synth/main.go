@@ -65,6 +65,10 @@ func setupFor[O any, P interface {
 		o.AddFlags(fs)
 		return func(ctx context.Context, e *env, args []string) error {
 			if len(args) > 0 {
+				if f := fs.Lookup("data"); f != nil && f.Changed {
+					// The shell expanded an unquoted glob: --data a.csv b.csv.
+					return usagef("unexpected arguments %q; to read several part files give their folder or quote the glob (--data 'export/part-*.csv')", args)
+				}
 				return usagef("unexpected arguments %q", args)
 			}
 			if c, ok := any(o).(configurable); ok {

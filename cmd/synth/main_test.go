@@ -292,7 +292,7 @@ func TestExitCodes(t *testing.T) {
 		{"domain only", []string{"inspect", "--domain", dom}, ExitOK, "universe size: 2,160 (10^3.33)"},
 		{"missing data file", []string{"inspect", "--domain", dom, "--data", filepath.Join(bad, "nope.csv")}, ExitNoInput, "no such file"},
 		{"missing domain file", []string{"inspect", "--domain", "nope.json"}, ExitNoInput, "no such file"},
-		{"data is a folder", []string{"inspect", "--domain", dom, "--data", bad}, ExitIO, "reading " + bad},
+		{"data is a folder of mixed part files", []string{"inspect", "--domain", dom, "--data", bad}, ExitData, "mixed formats"},
 		{"bad format", []string{"inspect", "--domain", dom, "--data", filepath.Join(bad, "good.csv"), "--format", "xlsx"}, ExitUsage, `unknown format "xlsx"`},
 		{"policy without data", []string{"inspect", "--domain", dom, "--clamp"}, ExitUsage, "need --data"},
 		{"no domain", []string{"inspect"}, ExitUsage, "--domain is required"},

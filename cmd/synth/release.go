@@ -109,7 +109,7 @@ func (o *releaseOptions) config() (*release.Config, error) {
 		return nil, err
 	}
 	cfg := &release.Config{
-		Data: o.Data, DataFormat: format, CountColumn: o.CountColumn, Policy: o.policy(),
+		Data: o.Data, DataFormat: format, CountColumn: o.CountColumn, Policy: o.policy(), Inputs: o.inputs(nil),
 		Domain: o.Domain, Workload: o.Workload, Marginals: o.Marginals, Sample: o.Sample, WorkloadSeed: o.WorkloadSeed,
 		Epsilon: o.Epsilon, Delta: o.Delta, Solver: o.Solver, Setting: o.Setting, Rows: o.Rows,
 		Out: o.Out, Force: o.Force, Holdout: o.Holdout, PublicReport: o.PublicReport,
@@ -172,6 +172,7 @@ func runRelease(ctx context.Context, e *env, o *releaseOptions) error {
 	if err != nil {
 		return err
 	}
+	cfg.Inputs.Stdin = e.stdin
 	log, err := o.logger(e)
 	if err != nil {
 		return err
