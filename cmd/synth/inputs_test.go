@@ -209,7 +209,7 @@ func TestInputsFailures(t *testing.T) {
 	os.WriteFile(filepath.Join(empty, "_SUCCESS"), nil, 0o644)
 	r = runBinary(t, "", rel("--data", empty)...)
 	wantOutput(t, r, ExitNoInput, r.stderr, empty+": no data files (1 ignored")
-	r = runStdin(t, []byte("x"), rel("--data", "-", "--format", "parquet")...)
+	r = runStdin(t, []byte("x"), rel("--data", "-", "--data-format", "parquet")...)
 	wantOutput(t, r, ExitUsage, r.stderr, "--data - reads CSV from stdin")
 	corrupt := filepath.Join(dir, "part-00004.csv")
 	os.WriteFile(corrupt, []byte("\x1f\x8b\x08\x00garbage"), 0o644)
