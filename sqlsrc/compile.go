@@ -348,7 +348,7 @@ func (c *compiler) codeExpr(i int, p universe.Policy) string {
 			// ingest parses a float64: beyond its range the value is infinite.
 			w.when("abs("+x+") > "+maxFloatLit(d), d.intLit(-1))
 			if a.Kind == universe.Numeric {
-				c.numericBins(&w, a, d.double(tr), p)
+				c.numericBins(&w, a, d.parseDouble(tr), p)
 			} else {
 				w.when(x+" <> "+floor(d, x), d.intLit(-1))
 				c.integerCode(&w, a, x, p)

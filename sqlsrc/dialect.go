@@ -170,6 +170,15 @@ func (d Dialect) number(t string) string {
 	return d.double(t)
 }
 
+// parseDouble converts a text that isNumber accepts to a double, as Go's
+// strconv.ParseFloat does (correctly rounded).
+func (d Dialect) parseDouble(t string) string {
+	if d == ClickHouse {
+		return "toFloat64OrZero(" + t + ")"
+	}
+	return d.double(t)
+}
+
 // double converts a number or text to a double.
 func (d Dialect) double(x string) string {
 	switch d {

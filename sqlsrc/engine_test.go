@@ -3,6 +3,7 @@ package sqlsrc
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -337,6 +338,72 @@ func engineTests(t *testing.T, e *engine) {
 		}
 	})
 
+	// The SQL of Compile (every column as text) run by the engine, its
+	// result saved as CSV and read back by ReadMarginalCounts.
+	t.Run("compiled-file", func(t *testing.T) {
+		want, _ := expected(t, rawCSV, rawDom, universe.Policy{})
+		sets := allSets(rawDom.Len(), 2)
+		q, err := Compile(rawDom, e.dialect, "adult_raw_typed_bigint", "", sets, universe.Policy{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, err := Open(ctx, e.dsn, rawDom, &Options{Table: "adult_raw"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer src.Close()
+		rows, err := src.db.QueryContext(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, _ := rows.Columns()
+		var b bytes.Buffer
+		b.WriteString(strings.Join(cols, ",") + "\n")
+		vals := make([]sql.NullInt64, len(cols))
+		dst := make([]any, len(cols))
+		for j := range vals {
+			dst[j] = &vals[j]
+		}
+		for rows.Next() {
+			if err := rows.Scan(dst...); err != nil {
+				t.Fatal(err)
+			}
+			for j, v := range vals {
+				if j > 0 {
+					b.WriteByte(',')
+				}
+				switch {
+				case v.Valid:
+					b.WriteString(strconv.FormatInt(v.Int64, 10))
+				case e.dialect == ClickHouse:
+					b.WriteString(`\N`)
+				}
+			}
+			b.WriteByte('\n')
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), "counts.csv")
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m, err := ReadMarginalCounts(path, rawDom)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := m.Marginals(ctx, sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := marginalsOf(want, sets)
+		for j, s := range sets {
+			if !slices.Equal(got[j], w[j]) {
+				t.Errorf("file: Marginals(%v) = %v, want %v", s, got[j], w[j])
+			}
+		}
+	})
+
 	t.Run("bad-data", func(t *testing.T) {
 		// Unknown races (3 rows) and ages above the last edge (2 rows).
 		bad := slices.Clone(rawRecs)
@@ -374,6 +441,37 @@ func engineTests(t *testing.T, e *engine) {
 		}
 		if _, err := src.Marginals(ctx, [][]int{{0}}); !errors.As(err, &de) {
 			t.Errorf("Marginals on bad data = %v, want a *DataError", err)
+		}
+
+		// Texts that are not numbers, a non-integral income, SQL NULLs
+		// where no null token is declared: errors even with repairs.
+		worse := slices.Clone(bad)
+		for r, v := range map[int][2]string{1: {"age", "abc"}, 2: {"income", "12.5"}, 3: {"sex", ""}} {
+			worse[r] = slices.Clone(worse[r])
+			worse[r][col(v[0])] = v[1]
+		}
+		e.load(t, csvTable("adult_worse", rawHeader, worse,
+			func(string) string { return "TEXT" }, func(c string) string { return map[bool]string{true: "Nullable(String)", false: "String"}[c == "sex"] },
+			func(c, v string) any {
+				if c == "sex" && v == "" {
+					return nil
+				}
+				return v
+			}))
+		src3, err := Open(ctx, e.dsn, rawDom, &Options{Table: "adult_worse", Policy: universe.Policy{Clamp: true, UnknownToOther: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer src3.Close()
+		rep, err = src3.Check(ctx)
+		if err == nil {
+			t.Fatal("Check on non-numbers passed")
+		}
+		for name, want := range map[string]string{"age": "abc", "income": "12.5", "sex": NullMarker} {
+			i, _ := rawDom.Index(name)
+			if c := rep.Columns[i]; c.Bad != 1 || c.Example != want {
+				t.Errorf("Check: %s %+v, want 1 bad value, example %q", name, c, want)
+			}
 		}
 
 		// Repaired in SQL exactly as ingest repairs.

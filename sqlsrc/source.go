@@ -295,8 +295,8 @@ func setNames(dom *universe.Domain, set []int) string {
 // tables holds the output tables of Marginals and maps result rows to them.
 type tables struct {
 	dom   *universe.Domain
-	sets  [][]int         // caller order
-	out   [][]int64       // one table per caller set
+	sets  [][]int          // caller order
+	out   [][]int64        // one table per caller set
 	byKey map[string][]int // sorted set key -> caller set indices
 }
 
