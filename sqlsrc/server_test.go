@@ -131,6 +131,13 @@ const chCluster = "synth_test"
 func startClickHouse(t *testing.T) [2]chServer {
 	t.Helper()
 	bin, err := exec.LookPath("clickhouse-server")
+	for _, p := range []string{"/usr/sbin/clickhouse-server", "/usr/bin/clickhouse-server"} {
+		if err != nil {
+			if _, serr := os.Stat(p); serr == nil {
+				bin, err = p, nil
+			}
+		}
+	}
 	if err != nil {
 		unavailable(t, "ClickHouse is not installed (clickhouse-server): apt-get install clickhouse-server")
 	}
