@@ -85,10 +85,15 @@ func TestSQLBench(t *testing.T) {
 	for j, c := range header {
 		cols[j] = Postgres.ident(c)
 	}
-	measure := func(name, dsn string) {
+	measure := func(name, dsn string, local int) {
 		t.Helper()
+		if local < 0 {
+			name += ", GROUPING SETS / UNION ALL"
+		} else {
+			name += ", one GROUP BY summed here"
+		}
 		start := time.Now()
-		src, err := Open(ctx, dsn, dom, &Options{Table: "adult_big"})
+		src, err := Open(ctx, dsn, dom, &Options{Table: "adult_big", LocalCells: local})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -148,7 +153,8 @@ func TestSQLBench(t *testing.T) {
 		exec(fmt.Sprintf("CREATE TABLE adult_big AS SELECT %s FROM generate_series(0, %d) AS g JOIN adult_base AS b ON b.id = g %% %d", strings.Join(cols, ", "), n-1, base))
 		exec("VACUUM ANALYZE adult_big")
 		t.Logf("postgres: generated %d rows in %v", n, time.Since(start).Round(time.Millisecond))
-		measure("postgres", dsn)
+		measure("postgres", dsn, 0)
+		measure("postgres", dsn, -1)
 	})
 
 	t.Run("clickhouse", func(t *testing.T) {
@@ -175,6 +181,7 @@ func TestSQLBench(t *testing.T) {
 		}
 		srv[0].exec(t, fmt.Sprintf("CREATE TABLE adult_big AS adult_big_local ENGINE = Distributed(%s, default, adult_big_local)", chCluster), nil)
 		t.Logf("clickhouse: generated %d rows on 2 shards in %v", n, time.Since(start).Round(time.Millisecond))
-		measure("clickhouse (2 shards)", srv[0].dsn())
+		measure("clickhouse (2 shards)", srv[0].dsn(), 0)
+		measure("clickhouse (2 shards)", srv[0].dsn(), -1)
 	})
 }

@@ -303,8 +303,8 @@ func engineTests(t *testing.T, e *engine) {
 
 	t.Run("adult-reduced", func(t *testing.T) {
 		want, _ := expected(t, adultCSV, adultDom, universe.Policy{})
-		for _, name := range []string{"adult", "adult_text"} {
-			src, err := Open(ctx, e.dsn, adultDom, &Options{Table: name})
+		for _, o := range []Options{{Table: "adult"}, {Table: "adult_text"}, {Table: "adult", LocalCells: -1}} {
+			src, err := Open(ctx, e.dsn, adultDom, &o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -328,8 +328,8 @@ func engineTests(t *testing.T, e *engine) {
 
 	t.Run("raw", func(t *testing.T) {
 		want, _ := expected(t, rawCSV, rawDom, universe.Policy{})
-		for _, name := range []string{"adult_raw", "adult_raw_typed_bigint"} {
-			src, err := Open(ctx, e.dsn, rawDom, &Options{Table: name})
+		for _, o := range []Options{{Table: "adult_raw"}, {Table: "adult_raw_typed_bigint", LocalCells: -1}} {
+			src, err := Open(ctx, e.dsn, rawDom, &o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -490,6 +490,8 @@ func engineTests(t *testing.T, e *engine) {
 			t.Errorf("Check with repairs: %d repaired of %d rows, want %d of %d (ingest)", rep.Repaired(), rep.Rows, st.Repaired(), st.N)
 		}
 		compareSource(t, ctx, src2, want)
+		src2.local = -1
+		compareSource(t, ctx, src2, want)
 	})
 
 	t.Run("hostile-names", func(t *testing.T) {
@@ -524,7 +526,7 @@ func engineTests(t *testing.T, e *engine) {
 			want.Add(codes, 1)
 		}
 		e.load(t, tb)
-		src, err := Open(ctx, e.dsn, dom, &Options{Table: tb.name})
+		src, err := Open(ctx, e.dsn, dom, &Options{Table: tb.name, LocalCells: -1})
 		if err != nil {
 			t.Fatal(err)
 		}
