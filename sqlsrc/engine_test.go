@@ -573,6 +573,30 @@ func engineTests(t *testing.T, e *engine) {
 		}
 	})
 
+	if e.dialect == Postgres {
+		t.Run("credentials", func(t *testing.T) {
+			bare := strings.Replace(e.dsn, ":"+pgPassword+"@", "@", 1)
+			t.Setenv("PGPASSWORD", pgPassword)
+			src, err := Open(ctx, bare, adultDom, &Options{Table: "adult"})
+			if err != nil {
+				t.Fatalf("Open with PGPASSWORD: %v", err)
+			}
+			src.Close()
+			t.Setenv("PGPASSWORD", "wrong-Passw0rd-x")
+			_, err = Open(ctx, bare, adultDom, &Options{Table: "adult"})
+			var se *SourceError
+			if !errors.As(err, &se) || strings.Contains(err.Error(), "wrong-Passw0rd-x") {
+				t.Errorf("Open with a wrong PGPASSWORD = %v, want a *SourceError without the password", err)
+			}
+			wrong := strings.Replace(e.dsn, pgPassword, "wrong-Passw0rd-y", 1)
+			_, err = Open(ctx, wrong, adultDom, &Options{Table: "adult"})
+			if !errors.As(err, &se) || strings.Contains(err.Error(), "wrong-Passw0rd-y") {
+				t.Errorf("Open with a wrong password in the DSN = %v, want a *SourceError without the password", err)
+			}
+			t.Logf("error: %v", err)
+		})
+	}
+
 	t.Run("unreachable", func(t *testing.T) {
 		port := freePort(t)
 		dsn := fmt.Sprintf("postgres://user:s3cretPassw0rd@127.0.0.1:%d/postgres?sslmode=disable", port)

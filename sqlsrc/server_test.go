@@ -85,7 +85,14 @@ func startPostgres(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
-	if out, err := asPostgres("initdb", "-D", data, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--locale=C", "--no-sync").CombinedOutput(); err != nil {
+	// Password authentication over TCP, so that tests can check where the
+	// password comes from and that no message shows it.
+	pwfile := filepath.Join(dir, "pw")
+	if err := os.WriteFile(pwfile, []byte(pgPassword+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := asPostgres("initdb", "-D", data, "--auth-host=scram-sha-256", "--auth-local=trust", "--pwfile="+pwfile,
+		"-U", "postgres", "-E", "UTF8", "--locale=C", "--no-sync").CombinedOutput(); err != nil {
 		unavailable(t, "initdb failed: %v\n%s", err, out)
 	}
 	port := freePort(t)
@@ -99,8 +106,11 @@ func startPostgres(t *testing.T) string {
 			t.Logf("pg_ctl stop: %v\n%s", err, out)
 		}
 	})
-	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
+	return fmt.Sprintf("postgres://postgres:%s@127.0.0.1:%d/postgres?sslmode=disable", pgPassword, port)
 }
+
+// pgPassword is the password of the test servers' postgres user.
+const pgPassword = "pg-Test-s3cret"
 
 // chServer is one ClickHouse server process.
 type chServer struct {
