@@ -345,6 +345,9 @@ func (c *compiler) codeExpr(i int, p universe.Policy) string {
 			tr := d.trim(r)
 			w.when("NOT ("+d.isNumber(tr)+")", d.intLit(-1))
 			x := d.number(tr)
+			if d.tryCast() {
+				w.when(x+" IS NULL", d.intLit(-1))
+			}
 			// ingest parses a float64: beyond its range the value is infinite.
 			w.when("abs("+x+") > "+maxFloatLit(d), d.intLit(-1))
 			if a.Kind == universe.Numeric {

@@ -159,24 +159,35 @@ func (d Dialect) isNumber(t string) string {
 
 // number converts a text that isNumber accepts to a number: exact NUMERIC
 // in PostgreSQL, a double elsewhere. ClickHouse evaluates every branch of
-// a CASE, so its conversion must not throw on other texts.
+// a CASE, so its conversion must not throw on other texts; the dialects
+// compiled for engines not run here use their non-throwing casts too
+// (NULL on failure, see tryCast).
 func (d Dialect) number(t string) string {
-	switch d {
-	case Postgres:
+	if d == Postgres {
 		return "CAST(" + t + " AS NUMERIC)"
-	case ClickHouse:
-		return "toFloat64OrZero(" + t + ")"
 	}
-	return d.double(t)
+	return d.parseDouble(t)
 }
+
+// tryCast reports whether the dialect's text-to-number conversion gives
+// NULL for a text it cannot convert (the CASE then needs an IS NULL branch
+// so that codes are never NULL).
+func (d Dialect) tryCast() bool { return d != Postgres && d != ClickHouse }
 
 // parseDouble converts a text that isNumber accepts to a double, as Go's
 // strconv.ParseFloat does (correctly rounded).
 func (d Dialect) parseDouble(t string) string {
-	if d == ClickHouse {
+	switch d {
+	case Postgres:
+		return d.double(t)
+	case ClickHouse:
 		return "toFloat64OrZero(" + t + ")"
+	case BigQuery:
+		return "SAFE_CAST(" + t + " AS FLOAT64)"
+	case Spark:
+		return "try_cast(" + t + " AS DOUBLE)"
 	}
-	return d.double(t)
+	return "TRY_CAST(" + t + " AS DOUBLE)" // DuckDB, Trino
 }
 
 // double converts a number or text to a double.
