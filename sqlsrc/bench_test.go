@@ -28,7 +28,17 @@ import (
 // 3-way marginal through a Source, against ingest.ReadFile of the same rows
 // as a CSV file plus counting the marginals from its histogram.
 //
-//	go test -tags sqlbench ./sqlsrc -run TestSQLBench -v -timeout 30m
+//	go test -tags sqlbench ./sqlsrc -run TestSQLBench -v -timeout 40m
+//
+// Measured on the 2-core development machine (other work running, load
+// 1–4), 10^7 rows, all 35 3-way marginals, every result equal to ingest's:
+//
+//	file: ingest.ReadFile of the 150 MB CSV + counting       2.7 s
+//	PostgreSQL 15, one GROUP BY summed here (default)       2.2 s (Check 1.1 s + Marginals 1.1 s)
+//	PostgreSQL 15, GROUPING SETS (LocalCells -1)           40.0 s
+//	ClickHouse 18.16, 2 shards, one GROUP BY (default)      1.6 s (Check 1.1 s + Marginals 0.5 s)
+//	ClickHouse 18.16, 2 shards, UNION ALL (LocalCells -1)   8.4 s
+//	Histogram (one GROUP BY, 336,000 cells): PostgreSQL 1.1 s, ClickHouse 0.5 s
 var benchRows = flag.Int("sqlbench.rows", 10_000_000, "rows of the benchmark tables")
 
 func TestSQLBench(t *testing.T) {

@@ -33,6 +33,17 @@ var (
 	ErrBadCode = errors.New("not a code of the attribute")
 )
 
+// Marginaler gives marginal count tables: a Source (counted by a database)
+// or MarginalCounts (read from a file) serve the same solvers.
+type Marginaler interface {
+	Marginals(ctx context.Context, sets [][]int) ([][]int64, error)
+}
+
+var (
+	_ Marginaler = (*Source)(nil)
+	_ Marginaler = (*MarginalCounts)(nil)
+)
+
 // MarginalCounts are the marginal count tables of a file (see the package
 // documentation for its columns), as read by ReadMarginalCounts.
 type MarginalCounts struct {
