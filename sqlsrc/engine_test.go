@@ -435,8 +435,8 @@ func engineTests(t *testing.T, e *engine) {
 		if de.Column != "race" || de.Count != 3 || de.Example != "Martian" {
 			t.Errorf("Check: DataError %+v, want column race, 3 values, example Martian", de)
 		}
-		ai, _ := rawDom.Index("age")
-		if c := rep.Columns[ai]; c.Bad != 2 || c.Example != " 95.5" {
+		ageIdx, _ := rawDom.Index("age")
+		if c := rep.Columns[ageIdx]; c.Bad != 2 || c.Example != " 95.5" {
 			t.Errorf("Check: age %+v, want 2 bad values, example \" 95.5\"", c)
 		}
 		if _, err := src.Marginals(ctx, [][]int{{0}}); !errors.As(err, &de) {
