@@ -9,6 +9,7 @@ import (
 	"github.com/dpsynth/synth/privacy"
 	"github.com/dpsynth/synth/query"
 	"github.com/dpsynth/synth/release"
+	"github.com/dpsynth/synth/sqlsrc"
 	"github.com/dpsynth/synth/universe"
 )
 
@@ -22,6 +23,7 @@ const (
 	ExitInternal = 70 // a bug: please report it
 	ExitCantOut  = 73 // an output file or folder cannot be created
 	ExitIO       = 74 // an I/O error while reading or writing
+	ExitSource   = 69 // a data source (database) is unavailable or a query failed
 	ExitBudget   = 77 // the privacy budget does not cover the requested release
 	ExitMemory   = 78 // the release's estimated memory is over its cap (nothing was read)
 	ExitCanceled = 130
@@ -32,6 +34,7 @@ const exitCodeHelp = `Exit codes:
   2   usage error (bad flags or arguments)
   65  bad input data, domain or workload (the message names file, row and column)
   66  an input file is missing or cannot be opened
+  69  a data source (database) is unavailable or a query failed
   70  internal error (a bug)
   73  an output file or folder cannot be created
   74  I/O error while reading or writing
@@ -84,6 +87,8 @@ func exitCode(err error) int {
 		we *query.WorkloadError
 		tl *universe.TooLargeError
 		me *release.MemoryError
+		sd *sqlsrc.DataError
+		ss *sqlsrc.SourceError
 	)
 	switch {
 	case err == nil:
@@ -100,10 +105,12 @@ func exitCode(err error) int {
 		return ExitCantOut
 	case errors.As(err, &ow):
 		return ExitIO
-	case errors.As(err, &rd), errors.As(err, &we), errors.As(err, &tl):
+	case errors.As(err, &rd), errors.As(err, &we), errors.As(err, &tl), errors.As(err, &sd):
 		return ExitData
 	case errors.Is(err, context.Canceled):
 		return ExitCanceled
+	case errors.As(err, &ss):
+		return ExitSource
 	case errors.As(err, &de), errors.As(err, &ve), errors.As(err, &ie):
 		return ExitData
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission) && errors.As(err, &pe) && pe.Op == "open":
