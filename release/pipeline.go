@@ -32,6 +32,15 @@ type Config struct {
 	// Inputs select the attributes and columns used (and stdin for "-").
 	Inputs Inputs
 
+	// Source, instead of Data, is a database to count in (postgres:// or
+	// clickhouse:// DSN) with Table or Query: the engine computes the
+	// marginal tables (the factored model) or the histogram (the explicit
+	// one) and no record leaves it. MarginalCounts, instead, is a file of
+	// marginal count tables (what synth sql's query returns); it serves the
+	// project solver only.
+	Source, Table, Query string
+	MarginalCounts       string
+
 	// Domain is the public domain file.
 	Domain string
 	// Workload is a workload file; when empty, Marginals > 0 asks for all
@@ -229,8 +238,16 @@ func accounting(l *privacy.Ledger) string {
 // check validates the settings that need no file.
 func (cfg *Config) check() error {
 	switch {
-	case cfg.Data == "":
-		return configErrorf("no data file (--data)")
+	case cfg.Data == "" && cfg.Source == "" && cfg.MarginalCounts == "":
+		return configErrorf("no data: give --data FILE, --source DSN (with --table or --query) or --marginal-counts FILE")
+	case (cfg.Data != "") && (cfg.Source != "" || cfg.MarginalCounts != "") || cfg.Source != "" && cfg.MarginalCounts != "":
+		return configErrorf("give one of --data, --source and --marginal-counts")
+	case cfg.Source != "" && (cfg.Table == "") == (cfg.Query == ""):
+		return configErrorf("--source needs exactly one of --table and --query")
+	case cfg.Source == "" && (cfg.Table != "" || cfg.Query != ""):
+		return configErrorf("--table and --query go with --source")
+	case cfg.Holdout > 0 && cfg.Data == "":
+		return configErrorf("--holdout needs the records (--data): a database or a count file serves only counts")
 	case cfg.Domain == "":
 		return configErrorf("no domain file (--domain)")
 	case cfg.Out == "":

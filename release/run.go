@@ -18,6 +18,7 @@ import (
 	"github.com/dpsynth/synth/privacy"
 	"github.com/dpsynth/synth/query"
 	"github.com/dpsynth/synth/solvers"
+	"github.com/dpsynth/synth/sqlsrc"
 	"github.com/dpsynth/synth/universe"
 )
 
@@ -204,9 +205,16 @@ func (r *runner) openOut() error {
 	return nil
 }
 
-// read reads the private data into counts (and the holdout).
+// read reads the private data: a file into counts (and the holdout), or a
+// database or count file as marginal tables.
 func (r *runner) read() error {
 	cfg := r.cfg
+	switch {
+	case cfg.Source != "":
+		return r.readSource()
+	case cfg.MarginalCounts != "":
+		return r.readMarginalCounts()
+	}
 	r.log.Info("reading data", "file", cfg.Data)
 	counts, stats, err := ingest.ReadFile(r.ctx, cfg.Data, r.dom, cfg.Inputs.options(cfg.DataFormat, cfg.CountColumn, cfg.Policy))
 	if err != nil {
@@ -226,6 +234,7 @@ func (r *runner) read() error {
 		}
 	}
 	r.counts = counts
+	r.data = counts
 	if cfg.Holdout > 0 {
 		if r.counts, r.holdout, err = splitHoldout(counts, cfg.Holdout, r.rnd); err != nil {
 			return err
@@ -234,10 +243,73 @@ func (r *runner) read() error {
 			return &DataError{File: cfg.Data, Msg: fmt.Sprintf("no records left to release after holding out %.0f%%", 100*cfg.Holdout)}
 		}
 		r.log.Info("held out records", "holdout", r.holdout.Total(), "release", r.counts.Total())
+		r.data = r.counts
 	}
 	r.n = r.counts.Total()
 	r.log.Info("data read", "records", counts.Total(), "distinct_cells", stats.Distinct)
 	return nil
+}
+
+// readSource counts in a database: the histogram on the explicit model
+// (at most one row per universe cell, which the memory estimate covers), the
+// marginal tables the solver asks for on the factored one.
+func (r *runner) readSource() error {
+	cfg := r.cfg
+	r.log.Info("opening the data source", "source", sqlsrc.RedactDSN(cfg.Source))
+	src, err := sqlsrc.Open(r.ctx, cfg.Source, r.dom, &sqlsrc.Options{Table: cfg.Table, Query: cfg.Query, Policy: cfg.Policy})
+	if err != nil {
+		return err
+	}
+	r.closeData = src.Close
+	rep, err := src.Check(r.ctx)
+	if err != nil {
+		return err
+	}
+	for _, c := range rep.Columns {
+		if c.Repaired > 0 {
+			r.internalf("%d values of %q repaired by the policy (--clamp / --unknown-to-other; internal, not DP, not written to the manifest)", c.Repaired, c.Column)
+		}
+	}
+	if rep.Rows == 0 {
+		return &DataError{File: sqlsrc.RedactDSN(cfg.Source), Msg: "no records to release (the table or query is empty)"}
+	}
+	r.n = rep.Rows
+	if r.est.Model == solvers.Explicit {
+		if r.counts, err = src.Histogram(r.ctx); err != nil {
+			return err
+		}
+		r.data = r.counts
+	} else {
+		r.data = src
+	}
+	r.log.Info("data counted in the source", "records", r.n)
+	return nil
+}
+
+// readMarginalCounts reads a file of marginal count tables.
+func (r *runner) readMarginalCounts() error {
+	mc, err := sqlsrc.ReadMarginalCounts(r.cfg.MarginalCounts, r.dom)
+	if err != nil {
+		return err
+	}
+	if r.solverName != "project" {
+		return configErrorf("--marginal-counts: %s needs the records or the full histogram; the project solver (the default) runs on marginal counts", r.solverName)
+	}
+	if mc.N() == 0 {
+		return &DataError{File: r.cfg.MarginalCounts, Msg: "no records to release (every count is zero)"}
+	}
+	r.data, r.n = mc, mc.N()
+	return nil
+}
+
+func (r *runner) internalf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	r.internal = append(r.internal, msg)
+	if r.hooks.Internal != nil {
+		r.hooks.Internal(msg)
+	} else {
+		r.log.Warn(msg)
+	}
 }
 
 // solve plans again with n where it is public (the cost must not change)
@@ -456,7 +528,15 @@ func (r *runner) report() error {
 	title := cfg.Title
 	if title == "" {
 		name := cfg.DataName
-		if name == "" {
+		switch {
+		case name != "":
+		case cfg.Source != "" && cfg.Table != "":
+			name = cfg.Table
+		case cfg.Source != "":
+			name = "query"
+		case cfg.MarginalCounts != "":
+			name = filepath.Base(cfg.MarginalCounts)
+		default:
 			name = filepath.Base(cfg.Data)
 		}
 		title = name + ", " + r.wlDesc

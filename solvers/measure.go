@@ -1,6 +1,7 @@
 package solvers
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"sort"
@@ -165,7 +166,20 @@ func measure(p *Problem, groups []group, nb Neighbours) (*measured, error) {
 		return nil
 	}
 	if mw != nil {
-		ans := mw.AnswerCounts(p.Counts, make([]float64, mw.M()))
+		var ans []float64
+		var tabs [][]int64
+		if p.Counts != nil {
+			ans = mw.AnswerCounts(p.Counts, make([]float64, mw.M()))
+		} else {
+			// A source of marginal tables only (a database, a count file).
+			sets := make([][]int, len(mw.Marginals()))
+			for i, s := range mw.Marginals() {
+				sets[i] = s.Attrs
+			}
+			if tabs, err = p.Data.Marginals(context.Background(), sets); err != nil {
+				return nil, err
+			}
+		}
 		margNoisy = make([]float64, mw.M())
 		margSig = make([]float64, mw.M())
 		si := 0
@@ -174,11 +188,19 @@ func measure(p *Problem, groups []group, nb Neighbours) (*measured, error) {
 				continue
 			}
 			s := mw.Marginals()[si]
-			si++
-			cnt := ans[s.Offset : s.Offset+s.Cells]
-			for i := range cnt {
-				cnt[i] *= n // exact counts (answers are count/n)
+			var cnt []float64
+			if tabs != nil {
+				cnt = make([]float64, s.Cells)
+				for i, v := range tabs[si] {
+					cnt[i] = float64(v)
+				}
+			} else {
+				cnt = ans[s.Offset : s.Offset+s.Cells]
+				for i := range cnt {
+					cnt[i] *= n // exact counts (answers are count/n)
+				}
 			}
+			si++
 			if err := gauss(gi, cnt, margNoisy[s.Offset:s.Offset+s.Cells]); err != nil {
 				return nil, err
 			}

@@ -19,35 +19,43 @@ type releaseOptions struct {
 	dataOptions
 	workloadOptions
 	outputOptions
-	Domain        string
-	Epsilon       float64
-	Delta         float64
-	Conversion    string
-	Neighbours    string
-	Solver        string
-	Setting       string
-	Rows          int64
-	Sampling      string
-	IntegerValues string
-	NumericValues string
-	Bins          string
-	OutFormat     string
-	SynthFile     string
-	Out           string
-	Force         bool
-	Seed          string
-	Holdout       float64
-	PublicReport  bool
-	MemoryCap     uint64
-	MaxModelSize  uint64
-	Model         string
-	DryRun        bool
-	Title         string
+	Domain         string
+	Epsilon        float64
+	Delta          float64
+	Conversion     string
+	Neighbours     string
+	Solver         string
+	Setting        string
+	Rows           int64
+	Sampling       string
+	IntegerValues  string
+	NumericValues  string
+	Bins           string
+	OutFormat      string
+	SynthFile      string
+	Out            string
+	Force          bool
+	Seed           string
+	Holdout        float64
+	PublicReport   bool
+	Source         string
+	Table          string
+	Query          string
+	MarginalCounts string
+	MemoryCap      uint64
+	MaxModelSize   uint64
+	Model          string
+	DryRun         bool
+	Title          string
 }
 
 func (o *releaseOptions) AddFlags(fs *pflag.FlagSet) {
 	o.dataOptions.addFlags(fs, false)
 	fs.StringVar(&o.Domain, "domain", "", "domain file (JSON): the public description of the table")
+	fs.StringVar(&o.Source, "source", "", "count in a database instead of reading --data: postgres://… or clickhouse://… (credentials from the DSN or PGPASSWORD / CLICKHOUSE_PASSWORD; never printed); with --table or --query")
+	fs.StringVar(&o.Table, "table", "", "the table to count in (--source)")
+	fs.StringVar(&o.Query, "query", "", "a SELECT whose rows are the records (--source)")
+	fs.StringVar(&o.MarginalCounts, "marginal-counts", "", "read marginal count tables (CSV or Parquet: one column per attribute holding the code or empty when grouped out, and count; what synth sql's query returns) instead of --data; project solver")
 	o.workloadOptions.AddFlags(fs)
 	fs.Float64Var(&o.Epsilon, "epsilon", 0, "privacy budget ε (required)")
 	fs.Float64Var(&o.Delta, "delta", 1e-9, "privacy budget δ")
@@ -109,6 +117,7 @@ func (o *releaseOptions) config() (*release.Config, error) {
 		return nil, err
 	}
 	cfg := &release.Config{
+		Source: o.Source, Table: o.Table, Query: o.Query, MarginalCounts: o.MarginalCounts,
 		Data: o.Data, DataFormat: format, CountColumn: o.CountColumn, Policy: o.policy(), Inputs: o.inputs(nil),
 		Domain: o.Domain, Workload: o.Workload, Marginals: o.Marginals, Sample: o.Sample, WorkloadSeed: o.WorkloadSeed,
 		Epsilon: o.Epsilon, Delta: o.Delta, Solver: o.Solver, Setting: o.Setting, Rows: o.Rows,
