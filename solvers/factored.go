@@ -159,7 +159,7 @@ func (s *Project) planFactored(sh *Shape, plan *Plan, rho float64) error {
 	// Every one-way table, then rounds: each round's measurement gets 0.9
 	// and its selection 0.1 of ρ/rounds (AIM's initial split).
 	perRound := rho / float64(fp.rounds)
-	fp.sigma0 = privacy.CalibrateGaussian(0.9*perRound, 1, math.Sqrt(fp.sens2))
+	fp.sigma0 = privacy.CalibrateGaussian((1-s.selectShare())*perRound, 1, math.Sqrt(fp.sens2))
 	rho0 := 0.0
 	var oneway []group
 	for a := range d {
@@ -190,6 +190,14 @@ func (s *Project) planFactored(sh *Shape, plan *Plan, rho float64) error {
 	plan.Params["rounds_nominal"] = float64(fp.rounds)
 	plan.Params["candidates"] = float64(len(fp.cands))
 	return nil
+}
+
+// selectShare is the share of each round's ρ spent on the selection.
+func (s *Project) selectShare() float64 {
+	if s.selShare > 0 {
+		return s.selShare
+	}
+	return 0.1
 }
 
 func cellsOfSizes(sizes, set []int) float64 {
@@ -329,7 +337,7 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 		total := rho + float64(d)*privacy.GaussianCost(math.Sqrt(fp.sens2), fp.sigma0).Rho
 		perRound = total / float64(fp.rounds)
 	}
-	eps := privacy.CalibrateExponential(0.1*perRound, 1)
+	eps := privacy.CalibrateExponential(s.selectShare()*perRound, 1)
 	sens := math.Sqrt(fp.sens2)
 	scoreSens := 0.0
 	for _, w := range fp.weights {
@@ -362,8 +370,8 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 			// The last round spends what is left: 0.9 on the measurement,
 			// 0.1 on the selection.
 			left := rho - used
-			sigma = privacy.CalibrateGaussian(0.9*left, 1, sens)
-			eps = privacy.CalibrateExponential(0.1*left, 1)
+			sigma = privacy.CalibrateGaussian((1-s.selectShare())*left, 1, sens)
+			eps = privacy.CalibrateExponential(s.selectShare()*left, 1)
 			cost = privacy.GaussianCost(sens, sigma).Rho + privacy.ExponentialMechanismCost(eps).Rho
 			final = true
 		}

@@ -27,6 +27,7 @@ var (
 	evFIters   = flag.Int("ev.riters", 0, "Project.RoundIters")
 	evFCap     = flag.Uint64("ev.cap", 0, "max model bytes")
 	evFFinal   = flag.Int("ev.final", 0, "final fit mode")
+	evFShare   = flag.Float64("ev.share", 0, "selection share")
 )
 
 // TestEvidenceFactored runs the project solver on the factored model on a
@@ -55,7 +56,7 @@ func TestEvidenceFactored(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	s := &Project{Rounds: *evFRounds, RoundIters: *evFIters, finalMode: *evFFinal}
+	s := &Project{Rounds: *evFRounds, RoundIters: *evFIters, finalMode: *evFFinal, selShare: *evFShare}
 	sh := Shape{Budget: privacy.Budget{Eps: *evFEps, Delta: 1e-9}, N: int(counts.Total()), Workload: wl, Model: Factored, MaxModelBytes: *evFCap}
 	plan, err := s.Plan(&sh)
 	if err != nil {
