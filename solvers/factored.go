@@ -436,7 +436,13 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 		}
 		res.Trace = append(res.Trace, Step{Iter: round, Selected: sel, Objective: fit.loss, MaxError: math.NaN(), Elapsed: time.Since(start)})
 		if p.Progress != nil {
-			p.Progress(Progress{Iter: round + 1, Total: max(round+2, fp.rounds), Objective: fit.loss, Elapsed: time.Since(start)})
+			// The budget spent is the true measure of progress (annealing
+			// makes the number of rounds unknown in advance).
+			total := round + 1
+			if !final {
+				total = max(round+2, int(math.Ceil(float64(round+1)*rho/used)))
+			}
+			p.Progress(Progress{Iter: round + 1, Total: total, Objective: fit.loss, Elapsed: time.Since(start)})
 		}
 		if !final && moved <= math.Sqrt(2/math.Pi)*sigma*float64(len(y)) {
 			// Annealing: the measurement barely moved the model; spend more
