@@ -27,7 +27,7 @@ var (
 	evFIters   = flag.Int("ev.riters", 0, "Project.RoundIters")
 	evFCap     = flag.Uint64("ev.cap", 0, "max model bytes")
 	evFFinal   = flag.Int("ev.final", 0, "final fit mode")
-	evFShare   = flag.Float64("ev.share", 0, "selection share")
+	evFShare   = flag.Float64("ev.selshare", 0, "selection share")
 )
 
 // TestEvidenceFactored runs the project solver on the factored model on a
