@@ -88,11 +88,23 @@ func TestEvidenceFactored(t *testing.T) {
 	tru := wl.AnswerCounts(counts, make([]float64, wl.M()))
 	got := wl.AnswerCounts(syn, make([]float64, wl.M()))
 	maxE, l1 := 0.0, 0.0
+	worst := -1
 	for j := range tru {
 		e := math.Abs(tru[j] - got[j])
-		maxE = max(maxE, e)
+		if e > maxE {
+			maxE, worst = e, j
+		}
 		l1 += e
 	}
+	if worst >= 0 {
+		t.Logf("worst query %s: true %.4f synthetic %.4f", wl.Label(worst), tru[worst], got[worst])
+	}
+	for _, st := range res.Trace {
+		if st.Selected >= 0 {
+			t.Logf("round %d selected candidate %d", st.Iter, st.Selected)
+		}
+	}
+	t.Logf("cliques %v", res.Cliques)
 	l1 /= float64(len(wl.Marginals()))
 	t.Logf("%s ε=%g: max %.4f avg-L1 %.4f solve %.2fs total %.2fs rounds %v steps %v cliques %d model %.1f MiB charges %d",
 		*evFDataset, *evFEps, maxE, l1, solveT.Seconds(), time.Since(start).Seconds(), res.Plan.Params["rounds"], res.Plan.Params["fit_steps"], len(res.Cliques), res.Plan.Params["model_bytes"]/(1<<20), len(plan.Charges))
