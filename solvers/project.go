@@ -56,9 +56,9 @@ type Project struct {
 	// fit to convergence (the Paper setting always does).
 	Converge bool
 	// Rounds is the nominal number of select–measure–fit rounds on the
-	// factored model when the workload does not fit one model (0: 16 per
-	// attribute, AIM's choice); it sets the first rounds' noise, and budget
-	// annealing shortens the run. RoundIters caps each round's warm-started
+	// factored model when the workload does not fit one model (0: the tuned
+	// rule, 2 or 4 per attribute by budget; AIM uses 16); it sets the first
+	// rounds' noise, and budget annealing shortens the run. RoundIters caps each round's warm-started
 	// fit (0: 100).
 	Rounds, RoundIters int
 
