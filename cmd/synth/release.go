@@ -223,8 +223,12 @@ func printOutcome(e *env, out *release.Outcome) {
 	for _, f := range out.Files {
 		fmt.Fprintf(w, "  %s\n", f)
 	}
+	setting := out.Setting
+	if out.Model != "" {
+		setting += ", " + out.Model + " model"
+	}
 	fmt.Fprintf(w, "privacy: (ε = %.6g, δ = %g) spent of (ε = %g, δ = %g) by %s (%s); randomness %s\n",
-		out.Spent, out.Delta, out.Epsilon, out.Delta, out.Solver, out.Setting, out.Randomness)
+		out.Spent, out.Delta, out.Epsilon, out.Delta, out.Solver, setting, out.Randomness)
 	if out.Errors != nil {
 		fmt.Fprintf(w, "workload error of the rows (internal, not DP): max %.4g, mean %.3g, RMSE %.3g\n",
 			out.Errors.Max, out.Errors.Mean, out.Errors.RMSE)
