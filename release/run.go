@@ -280,7 +280,7 @@ func (r *runner) readSource() error {
 		}
 		r.data = r.counts
 	} else {
-		r.data = src
+		r.data = newCachedData(src)
 	}
 	r.log.Info("data counted in the source", "records", r.n)
 	return nil
@@ -298,8 +298,43 @@ func (r *runner) readMarginalCounts() error {
 	if mc.N() == 0 {
 		return &DataError{File: r.cfg.MarginalCounts, Msg: "no records to release (every count is zero)"}
 	}
-	r.data, r.n = mc, mc.N()
+	r.data, r.n = newCachedData(mc), mc.N()
 	return nil
+}
+
+// cachedData remembers the tables a source served, so that the solver's
+// candidates, the workload's true answers and the one-way tables cost one
+// round of queries.
+type cachedData struct {
+	src    solvers.Data
+	tables map[string][]int64
+}
+
+func newCachedData(src solvers.Data) *cachedData {
+	return &cachedData{src: src, tables: map[string][]int64{}}
+}
+
+func (c *cachedData) Marginals(ctx context.Context, sets [][]int) ([][]int64, error) {
+	var missing [][]int
+	for _, s := range sets {
+		if _, ok := c.tables[fmt.Sprint(s)]; !ok {
+			missing = append(missing, s)
+		}
+	}
+	if len(missing) > 0 {
+		tabs, err := c.src.Marginals(ctx, missing)
+		if err != nil {
+			return nil, err
+		}
+		for i, s := range missing {
+			c.tables[fmt.Sprint(s)] = tabs[i]
+		}
+	}
+	out := make([][]int64, len(sets))
+	for i, s := range sets {
+		out[i] = c.tables[fmt.Sprint(s)]
+	}
+	return out, nil
 }
 
 func (r *runner) internalf(format string, args ...any) {
@@ -332,8 +367,10 @@ func (r *runner) solve() error {
 	r.plan1 = plan
 	if r.counts != nil {
 		r.truth = r.wl.AnswerCounts(r.counts, make([]float64, r.wl.M()))
-	} else if r.truth, err = answersFromData(r.ctx, r.wl, r.data, r.n); err != nil {
-		return err
+	} else if r.est.Model == solvers.Explicit {
+		if r.truth, err = answersFromData(r.ctx, r.wl, r.data, r.n); err != nil {
+			return err
+		}
 	}
 	prob := &solvers.Problem{Shape: r.shape, Counts: r.counts, Data: r.data, Answers: r.truth,
 		Rand: r.rnd, Ledger: r.ledger, Progress: r.progress()}
@@ -346,6 +383,13 @@ func (r *runner) solve() error {
 	r.log.Info("solving", "solver", r.solverName, "model", r.est.Model.String(), "iterations", plan.Iterations)
 	if r.res, err = r.solver.Solve(r.ctx, prob); err != nil {
 		return err
+	}
+	if r.truth == nil {
+		// The factored solver asked for its tables first; the workload's are
+		// among them (cached).
+		if r.truth, err = answersFromData(r.ctx, r.wl, r.data, r.n); err != nil {
+			return err
+		}
 	}
 	r.warnings = append(r.warnings, r.res.Plan.Warnings...)
 	r.rows = r.cfg.Rows

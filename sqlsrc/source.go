@@ -394,25 +394,36 @@ func (s *Source) Marginals(ctx context.Context, sets [][]int) ([][]int64, error)
 			return t.out, nil
 		}
 	}
-	err = s.query(ctx, "query (marginals)", s.c.marginals(norm), cols, func(codes []sql.NullInt64, w int64) error {
-		set := make([]int, 0, len(cols))
-		code := make(map[int]int, len(cols))
-		for j, a := range cols {
-			if codes[j].Valid {
-				set = append(set, a)
-				code[a] = int(codes[j].Int64)
+	// Many sets (a factored model's candidates: hundreds) go in batches of
+	// MaxSetsPerQuery, so that no statement exceeds an engine's query-size
+	// limit (ClickHouse: 256 KiB by default).
+	for lo := 0; lo < len(norm); lo += MaxSetsPerQuery {
+		batch := norm[lo:min(lo+MaxSetsPerQuery, len(norm))]
+		bcols := union(batch)
+		err = s.query(ctx, "query (marginals)", s.c.marginals(batch), bcols, func(codes []sql.NullInt64, w int64) error {
+			set := make([]int, 0, len(bcols))
+			code := make(map[int]int, len(bcols))
+			for j, a := range bcols {
+				if codes[j].Valid {
+					set = append(set, a)
+					code[a] = int(codes[j].Int64)
+				}
 			}
+			if !t.add(set, code, w) {
+				return fmt.Errorf("a result row of the set %s, which was not asked for", setNames(s.dom, set))
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
-		if !t.add(set, code, w) {
-			return fmt.Errorf("a result row of the set %s, which was not asked for", setNames(s.dom, set))
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
 	return t.out, nil
 }
+
+// MaxSetsPerQuery bounds the attribute sets counted by one GROUPING SETS
+// or UNION ALL statement.
+const MaxSetsPerQuery = 32
 
 // Histogram counts the table over every attribute (one GROUP BY).
 func (s *Source) Histogram(ctx context.Context) (*universe.Counts, error) {
