@@ -277,9 +277,6 @@ func Evaluate(in *Input) (*Report, error) {
 		p := Summarize(AbsErrors(in.Holdout, in.Synthetic, tmp))
 		r.Errors.Population = &p
 	}
-	// The report keeps its own copies: pointers into the caller's slices
-	// would change with them.
-	dist, hold := slices.Clone(in.Distribution), slices.Clone(in.Holdout)
 	kept := make([]int, m)
 	for j := range kept {
 		kept[j] = j
@@ -302,14 +299,25 @@ func Evaluate(in *Input) (*Report, error) {
 		slices.Sort(kept)
 		r.QueriesOmitted = m - len(kept)
 	}
+	// The report keeps its own copies of the kept queries' answers:
+	// pointers into the caller's slices would change with them.
 	r.Queries = make([]QueryError, len(kept))
+	var dist, hold []float64
+	if in.Distribution != nil {
+		dist = make([]float64, len(kept))
+	}
+	if in.Holdout != nil {
+		hold = make([]float64, len(kept))
+	}
 	for i, j := range kept {
 		q := QueryError{Label: w.Label(j), True: in.True[j], Synthetic: in.Synthetic[j], AbsError: errs[j]}
 		if dist != nil {
-			q.Distribution = &dist[j]
+			dist[i] = in.Distribution[j]
+			q.Distribution = &dist[i]
 		}
 		if hold != nil {
-			q.Holdout = &hold[j]
+			hold[i] = in.Holdout[j]
+			q.Holdout = &hold[i]
 		}
 		r.Queries[i] = q
 	}
@@ -336,7 +344,7 @@ func Evaluate(in *Input) (*Report, error) {
 		r.Marginals[i] = me
 	}
 	r.Drilldown = drills(w, r, in, errs)
-	r.errs = slices.Clone(errs)
+	r.errs = errs // Evaluate's own slice
 	return r, nil
 }
 

@@ -126,6 +126,10 @@ func Route(cfg *Config, dom *universe.Domain, wl *query.Workload, solver string)
 	fitsExplicit := indexable && explicitPeak <= memCap && k <= math.MaxInt32*64
 	factoredOK := solver == "project"
 	est := &Estimate{}
+	// The workload's answers (true, on the rows, on D), their errors and
+	// the report's scratch: about 12 vectors of m float64s (a workload of
+	// all 3-way marginals of full ADULT has m = 2.1·10^7).
+	est.Parts = append(est.Parts, EstimatePart{fmt.Sprintf("the workload's %s answers and the report", universe.FormatCount(big.NewInt(int64(wl.M())))), satMul(float64(wl.M()), 12*8)})
 	explicit := func(reason string) (*Estimate, error) {
 		est.Model, est.Reason = solvers.Explicit, reason
 		est.Parts = append(est.Parts, EstimatePart{fmt.Sprintf("%s's vectors over the %s-cell universe", solver, universe.FormatCount(dom.SizeBig())), explicitPeak})

@@ -35,8 +35,9 @@ func (k ModelKind) String() string {
 }
 
 // DefaultMaxModelBytes is the default cap on a factored model's memory
-// (Shape.MaxModelBytes = 0).
-const DefaultMaxModelBytes = 512 << 20
+// (Shape.MaxModelBytes = 0). AIM caps its model at 80 MB; the rounds'
+// models on full ADULT stay near 1 MiB.
+const DefaultMaxModelBytes = 128 << 20
 
 // Data serves the private data to the measurement-based solvers as count
 // tables of attribute sets: the one seam through which every source (files,
