@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
+	"sort"
 	"time"
 
 	"github.com/dpsynth/synth/model"
@@ -68,6 +70,9 @@ type factoredPlan struct {
 	cap     uint64
 	// Non-adaptive: the measured groups (as for the explicit model).
 	tree *model.Tree
+	// selectSets: every group is measured, and the fit uses those that fit
+	// the cap, chosen from the noisy tables.
+	selectSets bool
 }
 
 func (sh *Shape) maxModelBytes() uint64 {
@@ -139,6 +144,25 @@ func (s *Project) planFactored(sh *Shape, plan *Plan, rho float64) error {
 			plan.Params["model_bytes"] = float64(t.Bytes())
 			return nil
 		}
+	}
+	// Measure every set of the order below the workload's, then fit the
+	// model on the ones that fit the cap, chosen from the noisy tables
+	// (post-processing).
+	if s.Setting == Tuned && s.pairsMode {
+		sets := downwardClosure(w, max(top-1, 1))
+		var groups []group
+		for _, set := range sets {
+			groups = append(groups, group{attrs: set, sens2: fp.sens2})
+		}
+		share := make([]float64, len(groups))
+		for i := range share {
+			share[i] = 1
+		}
+		plan.Charges = calibrate(groups, share, rho, w, s.Name())
+		plan.groups = groups
+		fp.selectSets = true
+		plan.Params["groups"] = float64(len(groups))
+		return nil
 	}
 	// Adaptive rounds.
 	fp.adaptive = true
@@ -285,7 +309,14 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 		for i, g := range plan.groups {
 			ms[i] = toMeas(g.attrs, noisy[i], g.sigma, nHat)
 		}
-		fit.add(fp.tree, ms...)
+		tree := fp.tree
+		if fp.selectSets {
+			if tree, ms, err = chooseMeasured(dom.Sizes(), ms, fp.cap); err != nil {
+				return nil, err
+			}
+			plan.Params["sets_fitted"] = float64(len(ms))
+		}
+		fit.add(tree, ms...)
 		if s.Setting == Tuned && !s.Converge {
 			fit.useSURE(p.Rand.NormFloat64, 0.01, 25)
 		}
@@ -566,4 +597,123 @@ func (s *Project) factoredResult(p *Problem, plan *Plan, res *Result, fit *facto
 func setLabel(w *query.Workload, set []int) string {
 	g := group{attrs: set}
 	return g.label(w)
+}
+
+// chooseMeasured picks, from noisy measurements, the sets the model fits:
+// in decreasing order of their noisy dependence (the L1 distance between a
+// table and the product of its own margins, less the noise's expected L1),
+// each set whose addition keeps the junction tree under the cap. Attributes
+// left out get their one-way table summed from a measurement that holds
+// them. It reads only noisy measurements: post-processing.
+func chooseMeasured(sizes []int, ms []fmeas, capB uint64) (*model.Tree, []fmeas, error) {
+	type cand struct {
+		i     int
+		score float64
+	}
+	var cs []cand
+	for i, m := range ms {
+		cs = append(cs, cand{i, dependence(sizes, m)})
+	}
+	sort.SliceStable(cs, func(a, b int) bool { return cs[a].score > cs[b].score })
+	var chosen []fmeas
+	var sets [][]int
+	for _, c := range cs {
+		trial := append(sets[:len(sets):len(sets)], ms[c.i].set)
+		t, err := model.NewTree(sizes, trial)
+		if err != nil || t.Bytes() > capB {
+			continue
+		}
+		sets = trial
+		chosen = append(chosen, ms[c.i])
+	}
+	covered := make([]bool, len(sizes))
+	for _, set := range sets {
+		for _, a := range set {
+			covered[a] = true
+		}
+	}
+	for a := range sizes {
+		if covered[a] {
+			continue
+		}
+		for _, m := range ms {
+			if k := slices.Index(m.set, a); k >= 0 {
+				chosen = append(chosen, sumOut(sizes, m, k))
+				sets = append(sets, []int{a})
+				covered[a] = true
+				break
+			}
+		}
+	}
+	t, err := model.NewTree(sizes, sets)
+	if err != nil {
+		return nil, nil, err
+	}
+	return t, chosen, nil
+}
+
+// dependence scores a measured table: the L1 distance between it and the
+// product of its one-way margins, less the noise's expected L1 (√(2/π)·σ
+// per cell), in fractions.
+func dependence(sizes []int, m fmeas) float64 {
+	if len(m.set) < 2 {
+		return math.Inf(-1)
+	}
+	dims := make([]int, len(m.set))
+	for i, a := range m.set {
+		dims[i] = sizes[a]
+	}
+	margins := make([][]float64, len(dims))
+	for i := range margins {
+		margins[i] = make([]float64, dims[i])
+	}
+	total := 0.0
+	idx := make([]int, len(dims))
+	for c, v := range m.y {
+		v = max(v, 0)
+		total += v
+		rem := c
+		for i := len(dims) - 1; i >= 0; i-- {
+			idx[i] = rem % dims[i]
+			rem /= dims[i]
+		}
+		for i := range dims {
+			margins[i][idx[i]] += v
+		}
+	}
+	if total <= 0 {
+		return math.Inf(-1)
+	}
+	l1 := 0.0
+	for c, v := range m.y {
+		rem := c
+		prod := total
+		for i := len(dims) - 1; i >= 0; i-- {
+			prod *= margins[i][rem%dims[i]] / total
+			rem /= dims[i]
+		}
+		l1 += math.Abs(max(v, 0) - prod)
+	}
+	return l1 - math.Sqrt(2/math.Pi)*float64(len(m.y))/math.Sqrt(m.w)
+}
+
+// sumOut returns the one-way measurement of attribute set[k] summed from m
+// (its variance adds up over the summed cells).
+func sumOut(sizes []int, m fmeas, k int) fmeas {
+	dims := make([]int, len(m.set))
+	for i, a := range m.set {
+		dims[i] = sizes[a]
+	}
+	y := make([]float64, dims[k])
+	for c, v := range m.y {
+		rem := c
+		for i := len(dims) - 1; i >= 0; i-- {
+			if i == k {
+				y[rem%dims[i]] += v
+			}
+			rem /= dims[i]
+		}
+	}
+	summed := float64(len(m.y) / dims[k])
+	return fmeas{set: []int{m.set[k]}, y: y, w: m.w / summed, sigma: m.sigma * math.Sqrt(summed)}
 }

@@ -28,6 +28,7 @@ var (
 	evFCap     = flag.Uint64("ev.cap", 0, "max model bytes")
 	evFFinal   = flag.Int("ev.final", 0, "final fit mode")
 	evFShare   = flag.Float64("ev.selshare", 0, "selection share")
+	evFPairs   = flag.Bool("ev.pairs", false, "measure the order below and fit what fits")
 )
 
 // TestEvidenceFactored runs the project solver on the factored model on a
@@ -56,7 +57,7 @@ func TestEvidenceFactored(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	s := &Project{Rounds: *evFRounds, RoundIters: *evFIters, finalMode: *evFFinal, selShare: *evFShare}
+	s := &Project{Rounds: *evFRounds, RoundIters: *evFIters, finalMode: *evFFinal, selShare: *evFShare, pairsMode: *evFPairs}
 	sh := Shape{Budget: privacy.Budget{Eps: *evFEps, Delta: 1e-9}, N: int(counts.Total()), Workload: wl, Model: Factored, MaxModelBytes: *evFCap}
 	plan, err := s.Plan(&sh)
 	if err != nil {
