@@ -148,7 +148,7 @@ func (s *Project) planFactored(sh *Shape, plan *Plan, rho float64) error {
 	// Measure every set of the order below the workload's, then fit the
 	// model on the ones that fit the cap, chosen from the noisy tables
 	// (post-processing).
-	if s.Setting == Tuned && s.pairsMode {
+	if s.Setting == Tuned && (s.pairsMode || s.smallData(sh, top, rho)) {
 		sets := downwardClosure(w, max(top-1, 1))
 		var groups []group
 		for _, set := range sets {
@@ -161,6 +161,9 @@ func (s *Project) planFactored(sh *Shape, plan *Plan, rho float64) error {
 		plan.Charges = calibrate(groups, share, rho, w, s.Name())
 		plan.groups = groups
 		fp.selectSets = true
+		// The chosen sets' model stays small: the fit's cost follows it,
+		// and on small data the largest cliques add noise, not signal.
+		fp.cap = min(fp.cap, selectCap)
 		plan.Params["groups"] = float64(len(groups))
 		return nil
 	}
@@ -597,6 +600,23 @@ func (s *Project) factoredResult(p *Problem, plan *Plan, res *Result, fit *facto
 func setLabel(w *query.Workload, set []int) string {
 	g := group{attrs: set}
 	return g.label(w)
+}
+
+// selectCap caps the model of the sets chosen from a measured order.
+const selectCap = 16 << 20
+
+// smallData is the tuned rule's choice between the adaptive rounds and
+// measuring every set of the order below the workload's (then fitting those
+// that fit): the latter when n is public and the noise of that order, as a
+// fraction of n, times the mean cells of its tables (ν, as in Plan's rule)
+// exceeds 2 — a small table, where every adaptive round's noise swamps all
+// but the smallest marginals (titanic, n = 1,304: ν ≈ 4; full ADULT:
+// ν ≈ 1). Evidence in docs/BENCHMARKS.md.
+func (s *Project) smallData(sh *Shape, top int, rho float64) bool {
+	if sh.N <= 0 || sh.Neighbours != ReplaceOne || top < 2 {
+		return false
+	}
+	return s.ratio(sh, max(top-1, 1), rho) > 2
 }
 
 // chooseMeasured picks, from noisy measurements, the sets the model fits:
