@@ -607,16 +607,22 @@ const selectCap = 16 << 20
 
 // smallData is the tuned rule's choice between the adaptive rounds and
 // measuring every set of the order below the workload's (then fitting those
-// that fit): the latter when n is public and the noise of that order, as a
-// fraction of n, times the mean cells of its tables (ν, as in Plan's rule)
-// exceeds 2 — a small table, where every adaptive round's noise swamps all
-// but the smallest marginals (titanic, n = 1,304: ν ≈ 4; full ADULT:
-// ν ≈ 1). Evidence in docs/BENCHMARKS.md.
+// that fit): the latter when n is public and one adaptive round's noise, as
+// a fraction of n, would exceed 0.02 — a small table, where every round's
+// noise swamps all but the smallest marginals (titanic, n = 1,304: 0.05 at
+// ε = 1, 0.3 at ε = 0.1; full ADULT: 0.0015 at ε = 1, 0.01 at ε = 0.1).
+// Evidence in docs/BENCHMARKS.md.
 func (s *Project) smallData(sh *Shape, top int, rho float64) bool {
 	if sh.N <= 0 || sh.Neighbours != ReplaceOne || top < 2 {
 		return false
 	}
-	return s.ratio(sh, max(top-1, 1), rho) > 2
+	d := sh.Workload.Domain().Len()
+	rounds := s.Rounds
+	if rounds <= 0 {
+		rounds = tunedRounds(d, rho)
+	}
+	sigma := privacy.CalibrateGaussian((1-s.selectShare())*rho/float64(rounds), 1, math.Sqrt(marginalSens2(sh.Neighbours)))
+	return sigma/float64(sh.N) > 0.02
 }
 
 // chooseMeasured picks, from noisy measurements, the sets the model fits:
