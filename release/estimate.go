@@ -50,10 +50,12 @@ func ParseModelChoice(s string) (ModelChoice, error) {
 
 // AutoExplicitCells is the largest universe --model auto gives to the
 // explicit model when the factored one can serve the solver: beyond it a
-// dense vector's every pass costs more than the junction tree's (a release
-// on adult-reduced, 336,000 cells, takes about a second explicitly; titanic,
-// 8.9·10^7 cells, took a minute and 7 GB).
-const AutoExplicitCells = 1 << 22
+// dense vector's every pass costs more than the junction tree's. Measured:
+// adult-reduced (336,000 cells) takes about a second explicitly; adult-gem
+// (4.5·10^6 cells, 64 3-way marginals) 5–14 s explicitly against 122–651 s
+// on one large junction tree; titanic (8.9·10^7 cells) took a minute and
+// 7 GB explicitly against under a second factored.
+const AutoExplicitCells = 1 << 24
 
 // explicitBytesPerCell is every buffer an explicit release holds per universe
 // cell at its peak, by solver: the solver's vectors (iterate, log-weights,
