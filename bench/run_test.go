@@ -21,7 +21,10 @@ import (
 	"time"
 )
 
-var solversFlag = flag.String("bench.solvers", "project", "comma-separated solvers the end-to-end test runs on the tiny grid")
+var (
+	solversFlag = flag.String("bench.solvers", "project", "comma-separated solvers the end-to-end test runs on the tiny grid")
+	realFlag    = flag.Bool("bench.real", false, "also run one release of titanic and of adult end to end (about 30 s)")
+)
 
 // The synth binary the end-to-end tests run, built once on first use (not
 // in TestMain, so that fuzzing workers and unit-test runs do not build it).
@@ -461,5 +464,35 @@ func writeLegacyResults(t *testing.T, path string, rs ...*Result) {
 	w.Flush()
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRunRealProtocols runs one point of titanic and of adult (the factored
+// model; adult takes 10–20 s and about 2 GiB) with -bench.real.
+func TestRunRealProtocols(t *testing.T) {
+	if !*realFlag {
+		t.Skip("slow: run with -bench.real")
+	}
+	out := t.TempDir()
+	rep, err := Run(context.Background(), &Config{Exe: synthExe(t), Protocols: []string{"titanic", "adult"},
+		Solvers: []string{"project"}, Epsilons: []float64{1}, Seeds: 1, Out: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 2 {
+		t.Fatalf("%d results, want 2", len(rep.Results))
+	}
+	for _, r := range rep.Results {
+		if !r.OK() || r.Model != "factored" || !(r.MeanMarginalL1 >= r.MeanError && r.MeanMarginalL1 <= 2) || r.Universe <= 0 {
+			t.Errorf("%s: status %q, model %q, mean_marginal_l1 %v, universe %d; want ok, factored, in [mean error, 2], positive",
+				r.Protocol, r.Status, r.Model, r.MeanMarginalL1, r.Universe)
+		}
+		t.Logf("%s: max %v, mean %v, mean marginal L1 %v, %.1f s, %.0f MiB", r.Protocol, r.MaxError, r.MeanError, r.MeanMarginalL1, r.Seconds, r.PeakRSSMiB)
+	}
+	sum := readFile(t, filepath.Join(out, SummaryFile))
+	for _, w := range []string{"## titanic", "## adult", "### synth against AIM (private-pgm)", "641,263,392,000,000,000 (6.4e17) cells", "| factored |"} {
+		if !strings.Contains(sum, w) {
+			t.Errorf("summary.md does not contain %q", w)
+		}
 	}
 }
