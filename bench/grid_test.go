@@ -242,13 +242,13 @@ func TestRelabel(t *testing.T) {
 		mk("elsewhere", "titanic", 979776),
 		mk("adult", "adult", 641263392000000000),
 	}
-	relabel(rs)
+	Relabel(rs)
 	var got []string
 	for _, r := range rs {
 		got = append(got, r.Protocol)
 	}
 	want := []string{"titanic-no-age", "titanic", "titanic", "titanic", "elsewhere", "adult"}
 	if !slices.Equal(got, want) {
-		t.Errorf("relabel = %v, want %v", got, want)
+		t.Errorf("Relabel = %v, want %v", got, want)
 	}
 }

@@ -191,7 +191,7 @@ func previousResults(path string, pts []Point, resume, force bool) ([]*Result, e
 	if err != nil {
 		return nil, err
 	}
-	relabel(rs)
+	Relabel(rs)
 	inGrid := make(map[string]bool, len(pts))
 	for i := range pts {
 		inGrid[pts[i].Key()] = true
@@ -205,13 +205,13 @@ func previousResults(path string, pts []Point, resume, force bool) ([]*Result, e
 	return kept, nil
 }
 
-// relabel gives rows of a protocol whose definition has changed since they
+// Relabel gives rows of a protocol whose definition has changed since they
 // were run the name the earlier definition has now: a row whose universe is
 // not its protocol's, but is that of another built-in protocol on the same
 // dataset and workload, moves to that protocol (rows of titanic with 979,776
 // cells, run before titanic took all 9 attributes, are titanic-no-age).
 // Otherwise --resume would count them as done points of the new protocol.
-func relabel(rs []*Result) {
+func Relabel(rs []*Result) {
 	cells := map[*Protocol]int64{}
 	universeOf := func(p *Protocol) int64 {
 		if v, ok := cells[p]; ok {

@@ -128,6 +128,7 @@ func dryRun(w io.Writer, cfg *bench.Config) error {
 			if err != nil {
 				return err
 			}
+			bench.Relabel(rs) // as Run does: rows of a protocol's earlier definition are not its points
 			for _, r := range rs {
 				if r.OK() {
 					done[r.Key()] = true
