@@ -135,6 +135,8 @@ func FuzzReadResults(f *testing.F) {
 	}
 	f.Add(b.String())
 	f.Add(strings.Join(Columns(), ",") + "\n")
+	f.Add(strings.Join(Columns()[:legacyColumns], ",") + "\n" +
+		"tiny,nltcs,2-way,65536,480,project,tuned,replace-one,0.5,1e-09,1,0,21574,21574,0.01,0.003,0.004,0.007,0.01,0.003,,,0.5,0,281,0.9,0.8,0.9,64,ok\n")
 	f.Add("")
 	f.Fuzz(func(t *testing.T, in string) {
 		rs, err := ReadResults(strings.NewReader(in), "f.csv")
