@@ -26,6 +26,7 @@ type cell struct {
 	Max      stats
 	Mean     stats
 	RMSE     stats
+	L1       stats // mean marginal L1
 	PopMax   stats
 	PopMean  stats
 	Seconds  stats
@@ -34,6 +35,7 @@ type cell struct {
 	Iter     stats    // private steps
 	Trace    stats    // trace iterations
 	Failures []string // "seed N: status"
+	Models   []string // the models of the successful runs, sorted, once each
 }
 
 // stats summarises one measure over the successful seeds.
@@ -175,19 +177,24 @@ func settingOrder(s string) int {
 
 func newCell(eps float64, rows []*Result) *cell {
 	c := &cell{Epsilon: eps, Runs: len(rows)}
-	var mx, mn, rmse, pmx, pmn, sec, cpu, rss, iter, trace []float64
+	var mx, mn, rmse, l1, pmx, pmn, sec, cpu, rss, iter, trace []float64
 	for _, r := range rows {
 		if !r.OK() {
 			c.Failures = append(c.Failures, fmt.Sprintf("seed %d: %s", r.Seed, r.Status))
 			continue
 		}
 		c.OK++
+		if r.Model != "" && !slices.Contains(c.Models, r.Model) {
+			c.Models = append(c.Models, r.Model)
+		}
 		mx, mn, rmse = append(mx, r.MaxError), append(mn, r.MeanError), append(rmse, r.RMSE)
+		l1 = append(l1, r.MeanMarginalL1)
 		pmx, pmn = append(pmx, r.PopMaxError), append(pmn, r.PopMeanError)
 		sec, cpu, rss = append(sec, r.Seconds), append(cpu, r.CPUSeconds), append(rss, r.PeakRSSMiB)
 		iter, trace = append(iter, intOrNaN(r.Iterations)), append(trace, intOrNaN(r.TraceIterations))
 	}
-	c.Max, c.Mean, c.RMSE = summarise(mx), summarise(mn), summarise(rmse)
+	slices.Sort(c.Models)
+	c.Max, c.Mean, c.RMSE, c.L1 = summarise(mx), summarise(mn), summarise(rmse), summarise(l1)
 	c.PopMax, c.PopMean = summarise(pmx), summarise(pmn)
 	c.Seconds, c.CPU, c.RSS, c.Iter, c.Trace = summarise(sec), summarise(cpu), summarise(rss), summarise(iter), summarise(trace)
 	return c

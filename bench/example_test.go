@@ -29,7 +29,7 @@ func ExampleGrid() {
 
 // Protocols and their public shapes, as the summary states them.
 func ExampleProtocol_Shape() {
-	for _, name := range []string{"adult-reduced", "titanic", "adult-gem"} {
+	for _, name := range []string{"adult-reduced", "titanic", "adult-gem", "adult", "titanic-no-age"} {
 		p, _ := bench.LookupProtocol(name)
 		sh, err := p.Shape()
 		if err != nil {
@@ -40,6 +40,8 @@ func ExampleProtocol_Shape() {
 	}
 	// Output:
 	// adult-reduced: 7 attributes, 336000 cells, 35 marginals, 14955 queries
-	// titanic: 8 attributes, 979776 cells, 56 marginals, 20914 queries
+	// titanic: 9 attributes, 89159616 cells, 84 marginals, 173703 queries
 	// adult-gem: 9 attributes, 4536000 cells, 64 marginals, 15015 queries
+	// adult: 14 attributes, 641263392000000000 cells, 364 marginals, 20894536 queries
+	// titanic-no-age: 8 attributes, 979776 cells, 56 marginals, 20914 queries
 }

@@ -215,7 +215,7 @@ func WriteGrid(w io.Writer, pts []Point, done map[string]bool) error {
 				return err
 			}
 			fmt.Fprintf(w, "%s: dataset %s, %d attributes, %s cells, n = %s, workload %s (%d marginals, %s queries)\n",
-				last.Name, last.Dataset, len(sh.Attributes), count(sh.K), count(uint64(sh.N)), last.WorkloadName(), sh.Marginals, count(uint64(sh.M)))
+				last.Name, last.Dataset, len(sh.Attributes), cellsText(sh.Cells), count(uint64(sh.N)), last.WorkloadName(), sh.Marginals, count(uint64(sh.M)))
 		}
 		mark := ""
 		if done[pt.Key()] {

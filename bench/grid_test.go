@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"encoding/csv"
+	"math/big"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,8 +23,10 @@ func TestProtocolShapes(t *testing.T) {
 		m          int
 	}{
 		{"adult-reduced", 7, 336000, 35, 14955},
-		{"titanic", 8, 979776, 56, 20914},
+		{"titanic", 9, 89159616, 84, 173703},
 		{"adult-gem", 9, 4536000, 64, 15015},
+		{"adult", 14, 641263392000000000, 364, 20894536}, // 6.4e17 cells: factored only
+		{"titanic-no-age", 8, 979776, 56, 20914},
 		{"tiny", 16, 65536, 120, 480},
 	}
 	for _, tt := range tests {
@@ -35,7 +38,7 @@ func TestProtocolShapes(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: Shape: %v", tt.name, err)
 		}
-		if len(sh.Attributes) != tt.attributes || sh.K != tt.k || sh.Marginals != tt.marginals || sh.M != tt.m {
+		if len(sh.Attributes) != tt.attributes || sh.K != tt.k || sh.Cells.Uint64() != tt.k || sh.Marginals != tt.marginals || sh.M != tt.m {
 			t.Errorf("%s: Shape() = %d attributes, k %d, %d marginals, m %d; want %d, %d, %d, %d",
 				tt.name, len(sh.Attributes), sh.K, sh.Marginals, sh.M, tt.attributes, tt.k, tt.marginals, tt.m)
 		}
@@ -48,7 +51,7 @@ func TestProtocolShapes(t *testing.T) {
 // TestPrepareRestricted: a restricted protocol's files hold exactly the
 // chosen columns of every record, and its domain parses to the same shape.
 func TestPrepareRestricted(t *testing.T) {
-	p, err := LookupProtocol("titanic")
+	p, err := LookupProtocol("titanic-no-age")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +113,8 @@ func TestGrid(t *testing.T) {
 		cfg  Config
 		want int
 	}{
-		{"defaults", Config{Solvers: []string{"project"}}, 3 * 5 * 5},
+		{"defaults", Config{Solvers: []string{"project"}}, 3*5*5 + 3*3},
+		{"adult", Config{Protocols: []string{"adult"}, Solvers: []string{"project"}}, 3 * 3},
 		{"tiny", Config{Protocols: []string{"tiny"}, Solvers: []string{"project"}}, 2},
 		{"settings", Config{Protocols: []string{"adult-reduced"}, Solvers: []string{"project"}, Settings: []string{"tuned", "paper"}}, 2 * 5 * 5},
 		{"eps and seeds", Config{Protocols: []string{"adult-reduced", "tiny"}, Solvers: []string{"project"}, Epsilons: []float64{1}, Seeds: 3}, 2 * 3},
@@ -146,7 +150,7 @@ func TestGridErrors(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{"protocol", Config{Protocols: []string{"adult"}}, `unknown protocol "adult"`},
+		{"protocol", Config{Protocols: []string{"adult-full"}}, `unknown protocol "adult-full"`},
 		{"solver", Config{Solvers: []string{"aim"}}, `unknown solver "aim"`},
 		{"setting", Config{Settings: []string{"fast"}}, `unknown setting "fast"`},
 		{"empty setting", Config{Settings: []string{""}}, `unknown setting ""`},
@@ -193,5 +197,58 @@ func TestReadmeColumns(t *testing.T) {
 		if !strings.Contains(string(b), "| `"+c+"` |") {
 			t.Errorf("README.md does not document column %s (a table row | `%s` | ...)", c, c)
 		}
+	}
+}
+
+// TestShapeLargeUniverse: a protocol's shape holds universes beyond a uint64
+// (K is then 0, Cells exact) and the results' universe column beyond an
+// int64 is unknown.
+func TestShapeLargeUniverse(t *testing.T) {
+	big30, _ := new(big.Int).SetString("1000000000000000000000000000000", 10)
+	tests := []struct {
+		sh   *Shape
+		want int64
+	}{
+		{&Shape{K: 641263392000000000, Cells: big.NewInt(641263392000000000)}, 641263392000000000},
+		{&Shape{K: 0, Cells: big30}, -1},
+		{&Shape{K: 1 << 63, Cells: new(big.Int).SetUint64(1 << 63)}, -1},
+		{&Shape{K: 336000}, 336000},
+	}
+	for _, tt := range tests {
+		if got := universeCells(tt.sh); got != tt.want {
+			t.Errorf("universeCells(%v) = %d, want %d", tt.sh.Cells, got, tt.want)
+		}
+	}
+	if got, want := cellsText(big30), "1,000,000,000,000,000,000,000,000,000,000 (1.0e30)"; got != want {
+		t.Errorf("cellsText(1e30) = %q, want %q", got, want)
+	}
+	if got, want := cellsText(big.NewInt(979776)), "979,776"; got != want {
+		t.Errorf("cellsText(979776) = %q, want %q", got, want)
+	}
+}
+
+// TestRelabel: rows of titanic run before it took all 9 attributes (979,776
+// cells) become titanic-no-age; rows with the current universe, of unknown
+// protocols or of unknown universe stay.
+func TestRelabel(t *testing.T) {
+	mk := func(protocol, dataset string, universe int64) *Result {
+		return &Result{Protocol: protocol, Dataset: dataset, Workload: "3-way", Universe: universe}
+	}
+	rs := []*Result{
+		mk("titanic", "titanic", 979776),
+		mk("titanic", "titanic", 89159616),
+		mk("titanic", "titanic", -1),
+		mk("titanic", "titanic", 12345),
+		mk("elsewhere", "titanic", 979776),
+		mk("adult", "adult", 641263392000000000),
+	}
+	Relabel(rs)
+	var got []string
+	for _, r := range rs {
+		got = append(got, r.Protocol)
+	}
+	want := []string{"titanic-no-age", "titanic", "titanic", "titanic", "elsewhere", "adult"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Relabel = %v, want %v", got, want)
 	}
 }

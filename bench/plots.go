@@ -34,11 +34,62 @@ func hasPlotData(s *section) bool {
 	return false
 }
 
+// measure is one plot of a protocol.
+type measure struct {
+	name, title, ylabel string
+	val                 func(*cell) stats
+	ref                 func(RefPoint) float64 // nil: references have no such figure
+}
+
+// measures are the plots of each protocol, in the summary's order.
+var measures = []measure{
+	{"max-error", "max error", "max absolute error", func(c *cell) stats { return c.Max }, func(p RefPoint) float64 { return p.Max }},
+	{"mean-error", "mean error", "mean absolute error", func(c *cell) stats { return c.Mean }, func(p RefPoint) float64 { return p.Mean }},
+	{"marginal-l1", "mean marginal L1", "mean per-marginal L1 error", func(c *cell) stats { return c.L1 }, func(p RefPoint) float64 { return p.L1 }},
+	{"seconds", "wall time of a release", "seconds", func(c *cell) stats { return c.Seconds }, nil},
+}
+
+// plotted returns the measures the section has something to plot for: a
+// successful run with a positive value, or a reference figure at one of the
+// section's ε.
+func plotted(s *section) []measure {
+	var out []measure
+	for _, m := range measures {
+		if m.hasData(s) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func (m measure) hasData(s *section) bool {
+	for _, sr := range s.Series {
+		for _, c := range sr.Cells {
+			if c.OK > 0 && m.val(c).Lo > 0 {
+				return true
+			}
+		}
+	}
+	if m.ref == nil || s.Known == nil {
+		return false
+	}
+	for _, r := range s.Known.References {
+		for _, rp := range r.Points {
+			if m.ref(rp) > 0 && slices.Contains(s.Epsilons, rp.Epsilon) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // WritePlots writes, for each protocol with a successful run, the SVG plots
-// of max error, mean error and seconds against ε (log-log; one line per
-// solver and setting, the mean over seeds with bars from the lowest to the
-// highest seed; the reference methods as grey markers) into dir and
-// returns the file names.
+// of max error, mean error, mean marginal L1 and seconds against ε (log-log;
+// one line per solver and setting, the mean over seeds with bars from the
+// lowest to the highest seed; the reference methods' reported figures as
+// grey markers) into dir and returns the file names. A measure that no run
+// and no reference has (the L1 of rows written before its column) gets no
+// plot.
 func WritePlots(dir string, rs []*Result) ([]string, error) {
 	var files []string
 	for _, s := range sections(rs) {
@@ -49,24 +100,16 @@ func WritePlots(dir string, rs []*Result) ([]string, error) {
 		if s.Known != nil {
 			refs = s.Known.References
 		}
-		for _, m := range []struct {
-			measure, title, ylabel string
-			val                    func(*cell) stats
-			ref                    func(RefPoint) float64
-		}{
-			{"max-error", "max error", "max absolute error", func(c *cell) stats { return c.Max }, func(p RefPoint) float64 { return p.Max }},
-			{"mean-error", "mean error", "mean absolute error", func(c *cell) stats { return c.Mean }, func(p RefPoint) float64 { return p.Mean }},
-			{"seconds", "wall time of a release", "seconds", func(c *cell) stats { return c.Seconds }, nil},
-		} {
+		for _, m := range plotted(s) {
 			var rf []Reference
 			if m.ref != nil {
 				rf = refs
 			}
 			p, err := errorPlot(s, fmt.Sprintf("%s: %s against ε (log–log)", s.Protocol, m.title), m.ylabel, m.val, rf, m.ref)
 			if err != nil {
-				return nil, fmt.Errorf("bench: plot %s %s: %w", s.Protocol, m.measure, err)
+				return nil, fmt.Errorf("bench: plot %s %s: %w", s.Protocol, m.name, err)
 			}
-			name := plotFile(s.Protocol, m.measure)
+			name := plotFile(s.Protocol, m.name)
 			if err := writeFileAtomic(filepath.Join(dir, name), func(w io.Writer) error { return writeSVG(w, p) }); err != nil {
 				return nil, err
 			}

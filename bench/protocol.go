@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,9 +24,9 @@ type Protocol struct {
 	// Dataset is the shipped dataset (package datasets).
 	Dataset string
 	// Attributes, when not nil, restricts the dataset to these attributes
-	// (in the dataset's domain order) so that the universe fits an explicit
-	// vector; the harness writes the chosen columns to a CSV file and a
-	// shorthand domain.
+	// (in the dataset's domain order), e.g. so that the universe fits an
+	// explicit vector; the harness writes the chosen columns to a CSV file
+	// and a shorthand domain.
 	Attributes []string
 	// Marginals is the marginal order k; Sample, when positive, draws that
 	// many distinct k-way marginals with WorkloadSeed instead of taking all.
@@ -39,8 +40,15 @@ type Protocol struct {
 	// Note is stated under the protocol's heading in the summary.
 	Note string
 	// References are figures of other methods on the same protocol, shown
-	// next to synth's in the summary and the plots.
-	References []Reference
+	// next to synth's in the summary and the plots; ReferenceNote says how
+	// they were obtained (a footnote under the summary's table).
+	References    []Reference
+	ReferenceNote string
+	// Versus, when set, names the reference method (its Method) that the
+	// summary compares synth with point by point: at or below it on max
+	// error and on mean marginal L1 at each ε, its time over synth's, and
+	// synth's peak memory.
+	Versus string
 }
 
 // Reference is one method's published or measured figures on a protocol.
@@ -51,9 +59,15 @@ type Reference struct {
 	Points []RefPoint
 }
 
-// RefPoint is a reference method's max and mean error at one ε.
+// RefPoint is a reference method's figures at one ε: its max absolute
+// error over the workload's queries and, where the reference reports them
+// (zero: not reported), its mean absolute error, its mean per-marginal L1
+// error (as the mean_marginal_l1 column: Σ_cells |true − synthetic| as
+// fractions of n, averaged over the workload's marginals) and its wall time
+// in seconds.
 type RefPoint struct {
 	Epsilon, Max, Mean float64
+	L1, Seconds        float64
 }
 
 // grid5 is the ε grid of the GEM/PEP small-ADULT protocol.
@@ -64,34 +78,78 @@ var grid5 = []float64{0.1, 0.2, 0.5, 1, 2}
 // rows or distribution over all 14,955 cells, on a 2-core machine; AIM and
 // MWEM use add/remove neighbours.
 var adultReducedRefs = []Reference{
-	{Method: "AIM (private-pgm)", Wall: "56–112 s", Points: []RefPoint{{0.1, 0.0256, 5.1e-4}, {0.5, 0.0083, 2.2e-4}, {1, 0.0038, 1.4e-4}}},
-	{Method: "PEP", Wall: "~25 s", Points: []RefPoint{{0.1, 0.0386, 1.1e-3}, {0.5, 0.0103, 4.4e-4}, {1, 0.0063, 3.4e-4}}},
-	{Method: "MWEM+PGM", Wall: "~18 s", Points: []RefPoint{{0.1, 0.0796, 9.0e-4}, {0.5, 0.0124, 2.8e-4}, {1, 0.0111, 2.0e-4}}},
-	{Method: "MWEM", Wall: "~7 s", Points: []RefPoint{{0.1, 0.0755, 1.7e-3}, {0.5, 0.0266, 1.2e-3}, {1, 0.0227, 1.1e-3}}},
+	{Method: "AIM (private-pgm)", Wall: "56–112 s", Points: []RefPoint{{Epsilon: 0.1, Max: 0.0256, Mean: 5.1e-4}, {Epsilon: 0.5, Max: 0.0083, Mean: 2.2e-4}, {Epsilon: 1, Max: 0.0038, Mean: 1.4e-4}}},
+	{Method: "PEP", Wall: "~25 s", Points: []RefPoint{{Epsilon: 0.1, Max: 0.0386, Mean: 1.1e-3}, {Epsilon: 0.5, Max: 0.0103, Mean: 4.4e-4}, {Epsilon: 1, Max: 0.0063, Mean: 3.4e-4}}},
+	{Method: "MWEM+PGM", Wall: "~18 s", Points: []RefPoint{{Epsilon: 0.1, Max: 0.0796, Mean: 9.0e-4}, {Epsilon: 0.5, Max: 0.0124, Mean: 2.8e-4}, {Epsilon: 1, Max: 0.0111, Mean: 2.0e-4}}},
+	{Method: "MWEM", Wall: "~7 s", Points: []RefPoint{{Epsilon: 0.1, Max: 0.0755, Mean: 1.7e-3}, {Epsilon: 0.5, Max: 0.0266, Mean: 1.2e-3}, {Epsilon: 1, Max: 0.0227, Mean: 1.1e-3}}},
 }
+
+// adultReducedRefNote says how adultReducedRefs were obtained.
+const adultReducedRefNote = "Reference figures, not run by this harness: the methods users know, on the same protocol (all 3-way " +
+	"marginals, δ = 1e-9, mean of 3 seeds, absolute error of the released rows or distribution over all " +
+	"marginal cells, on a 2-core machine; AIM and MWEM use add/remove neighbours)."
+
+// adultRefs are private-pgm's AIM and MST on the full 14-attribute ADULT,
+// all 364 3-way marginals, δ = 1e-9: private-pgm's own code and default
+// settings, one seed, on a 2-core machine like the project's; max absolute
+// error over all marginal cells, mean per-marginal L1 and wall time.
+var adultRefs = []Reference{
+	{Method: "AIM (private-pgm)", Wall: "134–263 s", Points: []RefPoint{
+		{Epsilon: 0.1, Max: 0.0663, L1: 0.404, Seconds: 134},
+		{Epsilon: 0.5, Max: 0.0199, L1: 0.211, Seconds: 199},
+		{Epsilon: 1, Max: 0.0206, L1: 0.184, Seconds: 263}}},
+	{Method: "MST (private-pgm)", Wall: "~38 s", Points: []RefPoint{
+		{Epsilon: 0.1, Max: 0.0866, L1: 0.507},
+		{Epsilon: 0.5, Max: 0.0293, L1: 0.263},
+		{Epsilon: 1, Max: 0.0282, L1: 0.226}}},
+}
+
+// adultRefNote says how adultRefs were obtained.
+const adultRefNote = "Reference figures, not run by this harness: private-pgm's AIM and MST with their own code and " +
+	"default settings on the same protocol (all 364 3-way marginals, δ = 1e-9), one seed, on a 2-core machine " +
+	"like this one; max absolute error over all marginal cells and mean per-marginal L1 of the released data, " +
+	"and wall time (private-pgm measures with add/remove neighbours; their mean error was not recorded)."
 
 // protocols are the built-in protocols, in the order the summary lists them.
 var protocols = []*Protocol{
 	{
 		Name: "adult-reduced", Dataset: "adult-reduced", Marginals: 3,
 		Epsilons: grid5, Delta: 1e-9, Seeds: 5,
-		Note:       "The GEM/PEP small-ADULT protocol.",
-		References: adultReducedRefs,
+		Note:          "The GEM/PEP small-ADULT protocol.",
+		References:    adultReducedRefs,
+		ReferenceNote: adultReducedRefNote,
 	},
 	{
 		Name: "titanic", Dataset: "titanic", Marginals: 3,
-		Attributes: []string{"Survived", "Pclass", "Sex", "SibSp", "Parch", "Fare", "Embarked", "Cabin"},
-		Epsilons:   grid5, Delta: 1e-9, Seeds: 5,
-		Note: "Age (91 values) is dropped so that the universe stays explicit: the full titanic universe has " +
-			"8.9e7 cells (713 MB per float64 vector, and the solvers keep several).",
+		Epsilons: grid5, Delta: 1e-9, Seeds: 5,
+		Note: "All 9 attributes: the universe (8.9e7 cells, 713 MB per float64 vector) is too large for a dense " +
+			"vector to pay, so the release runs on the factored (junction-tree) model (--model auto). " +
+			"titanic-no-age is the earlier explicit protocol without Age.",
 	},
 	{
 		Name: "adult-gem", Dataset: "adult-gem", Marginals: 3, Sample: 64, WorkloadSeed: 0,
 		Attributes: []string{"workclass", "marital-status", "relationship", "race", "sex", "income>50K", "age", "capital-loss", "hours-per-week"},
 		Epsilons:   grid5, Delta: 1e-9, Seeds: 5,
-		Note: "The full 13-attribute universe (5.9e11 cells) needs a factored model, so the data is restricted to " +
-			"these 9 attributes, whose universe fits an explicit vector; the 64 marginals are drawn from their 84 " +
-			"3-way marginals.",
+		Note: "The data is restricted to these 9 attributes (the full 13-attribute universe has 5.9e11 cells) so " +
+			"that the figures stay comparable with the earlier explicit runs; the 64 marginals are drawn from their " +
+			"84 3-way marginals. The universe (4.5e6 cells) is above the explicit model's limit for --model auto " +
+			"(2^22 cells), so project runs it on the factored model.",
+	},
+	{
+		Name: "adult", Dataset: "adult", Marginals: 3,
+		Epsilons: []float64{0.1, 0.5, 1}, Delta: 1e-9, Seeds: 3,
+		Note: "The full 14-attribute ADULT: its universe (6.4e17 cells) only fits the factored (junction-tree) " +
+			"model, which the release picks (--model auto); solvers without a factored form are refused.",
+		References:    adultRefs,
+		ReferenceNote: adultRefNote,
+		Versus:        "AIM (private-pgm)",
+	},
+	{
+		Name: "titanic-no-age", Dataset: "titanic", Marginals: 3,
+		Attributes: []string{"Survived", "Pclass", "Sex", "SibSp", "Parch", "Fare", "Embarked", "Cabin"},
+		Epsilons:   grid5, Delta: 1e-9, Seeds: 5,
+		Note: "Age (91 values) is dropped so that the universe stays explicit (979,776 cells): the protocol " +
+			"called titanic before the factored model, kept so that earlier figures stay reproducible.",
 	},
 	{
 		Name: "tiny", Dataset: "nltcs", Marginals: 2,
@@ -101,8 +159,8 @@ var protocols = []*Protocol{
 }
 
 // DefaultProtocols are run when Config.Protocols is empty: the full
-// protocols (tiny is for CI).
-var DefaultProtocols = []string{"adult-reduced", "titanic", "adult-gem"}
+// protocols (titanic-no-age reproduces earlier figures; tiny is for CI).
+var DefaultProtocols = []string{"adult-reduced", "titanic", "adult-gem", "adult"}
 
 // Protocols returns the built-in protocols. The slice and its protocols
 // must not be modified.
@@ -139,10 +197,14 @@ func (p *Protocol) WorkloadName() string {
 // Shape is the public size of a protocol's problem.
 type Shape struct {
 	Attributes []string
-	K          uint64 // universe cells
-	Marginals  int    // marginal sets in the workload
-	M          int    // queries
-	N          int    // records in the dataset
+	// K is the number of universe cells, or 0 when it exceeds a uint64;
+	// Cells is the exact number either way. Neither says the universe fits
+	// a dense vector: the release picks its model (explicit or factored).
+	K         uint64
+	Cells     *big.Int
+	Marginals int // marginal sets in the workload
+	M         int // queries
+	N         int // records in the dataset
 }
 
 // Shape computes the protocol's universe and workload sizes from the
@@ -160,11 +222,8 @@ func (p *Protocol) Shape() (*Shape, error) {
 	if err != nil {
 		return nil, err
 	}
-	k, ok := dom.Size()
-	if !ok {
-		return nil, fmt.Errorf("bench: protocol %s: universe too large", p.Name)
-	}
-	return &Shape{Attributes: dom.Names(), K: k, Marginals: len(wl.Marginals()), M: wl.M(), N: ds.Rows}, nil
+	k, _ := dom.Size() // 0 when it overflows
+	return &Shape{Attributes: dom.Names(), K: k, Cells: dom.SizeBig(), Marginals: len(wl.Marginals()), M: wl.M(), N: ds.Rows}, nil
 }
 
 // domain returns the protocol's domain: the dataset's, restricted to

@@ -44,6 +44,17 @@ type Result struct {
 	PeakRSSMiB     float64 // the child's maximum resident set size
 
 	Status string // "ok" or the error
+
+	// Columns appended after status (a results file written before them
+	// still parses, with these unknown).
+
+	// MeanMarginalL1 is the released rows' L1 error of each workload
+	// marginal (Σ_cells |true − synthetic| as fractions of n), averaged
+	// over the workload's marginals.
+	MeanMarginalL1 float64
+	// Model is the representation of D the release used: "explicit" or
+	// "factored" (empty: unknown).
+	Model string
 }
 
 // OK reports whether the run succeeded.
@@ -63,7 +74,7 @@ func newResult(pt *Point, sh *Shape) *Result {
 	nan := math.NaN()
 	return &Result{
 		Protocol: pt.Protocol.Name, Dataset: pt.Protocol.Dataset, Workload: pt.Protocol.WorkloadName(),
-		Universe: int64(sh.K), Queries: int64(sh.M),
+		Universe: universeCells(sh), Queries: int64(sh.M),
 		Solver: pt.Solver, Setting: pt.Setting, Neighbours: pt.Neighbours,
 		Epsilon: pt.Epsilon, Delta: pt.Delta, Seed: pt.Seed, Holdout: pt.Holdout,
 		Records: -1, Rows: -1,
@@ -71,6 +82,7 @@ func newResult(pt *Point, sh *Shape) *Result {
 		DistMaxError: nan, DistMeanError: nan, PopMaxError: nan, PopMeanError: nan,
 		EpsilonSpent: nan, Iterations: -1, TraceIterations: -1,
 		Seconds: nan, ReleaseSeconds: nan, CPUSeconds: nan, PeakRSSMiB: nan,
+		MeanMarginalL1: nan,
 	}
 }
 
@@ -177,6 +189,26 @@ var columns = []column{
 	floatCol("cpu_seconds", func(r *Result) *float64 { return &r.CPUSeconds }),
 	floatCol("peak_rss_mib", func(r *Result) *float64 { return &r.PeakRSSMiB }),
 	strCol("status", func(r *Result) *string { return &r.Status }),
+	// Appended columns: older files end at status.
+	floatCol("mean_marginal_l1", func(r *Result) *float64 { return &r.MeanMarginalL1 }),
+	strCol("model", func(r *Result) *string { return &r.Model }),
+}
+
+// legacyColumns is the number of columns of the first results schema
+// (protocol … status); ReadResults accepts files that stop there or at any
+// later column.
+const legacyColumns = 30
+
+// universeCells is the universe column's value: the number of cells, or -1
+// (empty: unknown) when it exceeds an int64.
+func universeCells(sh *Shape) int64 {
+	if sh.Cells != nil && sh.Cells.IsInt64() {
+		return sh.Cells.Int64()
+	}
+	if sh.Cells == nil && sh.K <= math.MaxInt64 {
+		return int64(sh.K)
+	}
+	return -1
 }
 
 // Columns returns results.csv's header.
@@ -232,12 +264,12 @@ func (e *ResultsError) Error() string {
 func (e *ResultsError) Unwrap() error { return e.Err }
 
 // ReadResults parses a results file written by WriteResults. The header
-// must be exactly Columns(); every field must parse as its column's type,
-// the status must not be empty, and a row with status ok must have its
-// errors and time.
+// must be Columns(), or its beginning up to status or a later column (a
+// file written before the later columns were appended: their fields are
+// unknown); every field must parse as its column's type, the status must
+// not be empty, and a row with status ok must have its errors and time.
 func ReadResults(r io.Reader, name string) ([]*Result, error) {
 	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = len(columns)
 	header, err := cr.Read()
 	if err == io.EOF {
 		return nil, &ResultsError{File: name, Line: 1, Err: errors.New("empty file: no header")}
@@ -245,10 +277,13 @@ func ReadResults(r io.Reader, name string) ([]*Result, error) {
 	if err != nil {
 		return nil, csvError(name, err)
 	}
-	if want := Columns(); !slices.Equal(header, want) {
+	if want := Columns(); len(header) < legacyColumns || len(header) > len(want) || !slices.Equal(header, want[:len(header)]) {
 		return nil, &ResultsError{File: name, Line: 1, Err: fmt.Errorf("header is not the results schema:\n got %s\nwant %s",
 			strings.Join(header, ","), strings.Join(want, ","))}
 	}
+	cr.FieldsPerRecord = len(header)
+	cols := columns[:len(header)]
+	missing := columns[len(header):]
 	var rs []*Result
 	for {
 		rec, err := cr.Read()
@@ -260,10 +295,13 @@ func ReadResults(r io.Reader, name string) ([]*Result, error) {
 		}
 		line, _ := cr.FieldPos(0)
 		res := &Result{}
-		for i, c := range columns {
+		for i, c := range cols {
 			if err := c.set(res, rec[i]); err != nil {
 				return nil, &ResultsError{File: name, Line: line, Column: c.name, Err: err}
 			}
+		}
+		for _, c := range missing {
+			_ = c.set(res, "") // an empty field always parses: unknown
 		}
 		if err := res.check(); err != nil {
 			err.File, err.Line = name, line

@@ -30,6 +30,7 @@ func fixture() []*Result {
 				r.DistMaxError, r.DistMeanError = 0.0019*f, 1.1e-5*f
 				r.EpsilonSpent, r.Iterations, r.TraceIterations = eps*(1-1e-9), 0, int64(100*eps)+int64(seed)
 				r.Seconds, r.ReleaseSeconds, r.CPUSeconds, r.PeakRSSMiB = 2+s/4, 1.9+s/4, 3.1+s/4, 80+s
+				r.MeanMarginalL1, r.Model = 0.03*f+0.002*s, "explicit"
 				r.Status = StatusOK
 				if setting == "paper" && eps == 1 && seed == 2 {
 					r = newResult(pt, sh)
@@ -63,7 +64,7 @@ func TestResultsRoundTrip(t *testing.T) {
 	}
 	// The failed run's unknown measures are empty fields.
 	last := strings.Split(strings.TrimSpace(b.String()), "\n")[len(rs)]
-	if !strings.Contains(last, ",,,,") || !strings.HasSuffix(last, ",1800,,,,timeout after 30m0s") {
+	if !strings.Contains(last, ",,,,") || !strings.HasSuffix(last, ",1800,,,,timeout after 30m0s,,") {
 		t.Errorf("failed row = %q, want empty measures", last)
 	}
 }
@@ -134,6 +135,8 @@ func FuzzReadResults(f *testing.F) {
 	}
 	f.Add(b.String())
 	f.Add(strings.Join(Columns(), ",") + "\n")
+	f.Add(strings.Join(Columns()[:legacyColumns], ",") + "\n" +
+		"tiny,nltcs,2-way,65536,480,project,tuned,replace-one,0.5,1e-09,1,0,21574,21574,0.01,0.003,0.004,0.007,0.01,0.003,,,0.5,0,281,0.9,0.8,0.9,64,ok\n")
 	f.Add("")
 	f.Fuzz(func(t *testing.T, in string) {
 		rs, err := ReadResults(strings.NewReader(in), "f.csv")
@@ -172,6 +175,51 @@ func TestFmtErr(t *testing.T) {
 	for _, tt := range tests {
 		if got := fmtErr(tt.in); got != tt.want {
 			t.Errorf("fmtErr(%v) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestReadLegacyResults: a file in the first schema (up to status) and one
+// with some of the appended columns parse, the missing fields unknown; a
+// header that is not a prefix of the schema from status on is refused.
+func TestReadLegacyResults(t *testing.T) {
+	rs := fixture()
+	var full bytes.Buffer
+	if err := WriteResults(&full, rs); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(full.String()), "\n")
+	cut := func(n int) string {
+		var out []string
+		for _, l := range lines {
+			f := strings.Split(l, ",")
+			out = append(out, strings.Join(f[:n], ","))
+		}
+		return strings.Join(out, "\n") + "\n"
+	}
+	for _, n := range []int{legacyColumns, legacyColumns + 1} {
+		got, err := ReadResults(strings.NewReader(cut(n)), "old.csv")
+		if err != nil {
+			t.Fatalf("ReadResults(first %d columns) = %v, want no error", n, err)
+		}
+		if len(got) != len(rs) {
+			t.Fatalf("ReadResults(first %d columns): %d rows, want %d", n, len(got), len(rs))
+		}
+		for i := range rs {
+			want := *rs[i]
+			if n <= legacyColumns {
+				want.MeanMarginalL1 = math.NaN()
+			}
+			want.Model = ""
+			if !sameResult(got[i], &want) {
+				t.Errorf("first %d columns, row %d = %+v, want %+v", n, i, got[i], &want)
+			}
+		}
+	}
+	for _, in := range []string{cut(legacyColumns - 1), strings.Replace(cut(legacyColumns+1), "mean_marginal_l1", "l1", 1)} {
+		var re *ResultsError
+		if _, err := ReadResults(strings.NewReader(in), "old.csv"); !errors.As(err, &re) || re.Line != 1 {
+			t.Errorf("ReadResults(header %.40q…) = %v, want a header error on line 1", in, err)
 		}
 	}
 }

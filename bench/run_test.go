@@ -21,7 +21,10 @@ import (
 	"time"
 )
 
-var solversFlag = flag.String("bench.solvers", "project", "comma-separated solvers the end-to-end test runs on the tiny grid")
+var (
+	solversFlag = flag.String("bench.solvers", "project", "comma-separated solvers the end-to-end test runs on the tiny grid")
+	realFlag    = flag.Bool("bench.real", false, "also run one release of titanic and of adult end to end (about 30 s)")
+)
 
 // The synth binary the end-to-end tests run, built once on first use (not
 // in TestMain, so that fuzzing workers and unit-test runs do not build it).
@@ -75,6 +78,7 @@ var wantHeader = []string{
 	"max_error", "mean_error", "rmse", "p95_error", "distribution_max_error", "distribution_mean_error",
 	"population_max_error", "population_mean_error", "epsilon_spent", "iterations", "trace_iterations",
 	"seconds", "release_seconds", "cpu_seconds", "peak_rss_mib", "status",
+	"mean_marginal_l1", "model",
 }
 
 // TestRunTiny runs the tiny grid end to end and checks the outputs.
@@ -134,7 +138,8 @@ func TestRunTiny(t *testing.T) {
 				want string
 			}{{"protocol", "tiny"}, {"dataset", "nltcs"}, {"workload", "2-way"}, {"universe", "65536"}, {"queries", "480"},
 				{"setting", "tuned"}, {"neighbours", "replace-one"}, {"delta", "1e-09"}, {"seed", "1"}, {"holdout", "0"},
-				{"records", "21574"}, {"rows", "21574"}, {"population_max_error", ""}, {"population_mean_error", ""}} {
+				{"records", "21574"}, {"rows", "21574"}, {"population_max_error", ""}, {"population_mean_error", ""},
+				{"model", "explicit"}} {
 				if got := col(rec, c.name); got != c.want {
 					t.Errorf("%s = %q, want %q", c.name, got, c.want)
 				}
@@ -143,6 +148,11 @@ func TestRunTiny(t *testing.T) {
 			mx, mean, rmse, p95 := num(t, rec, "max_error"), num(t, rec, "mean_error"), num(t, rec, "rmse"), num(t, rec, "p95_error")
 			if !(0 < mean && mean <= rmse && rmse <= mx && p95 <= mx && mx < 1) {
 				t.Errorf("errors max %v, mean %v, rmse %v, p95 %v: want 0 < mean ≤ rmse ≤ max < 1, p95 ≤ max", mx, mean, rmse, p95)
+			}
+			// A marginal's L1 is at most 2; its cells' errors sum to at least
+			// its largest, so the mean L1 is at least the mean error.
+			if l1 := num(t, rec, "mean_marginal_l1"); !(l1 >= mean && l1 <= 2) {
+				t.Errorf("mean_marginal_l1 = %v, want in [mean error %v, 2]", l1, mean)
 			}
 			if d := num(t, rec, "distribution_max_error"); !(d > 0 && d < 1) {
 				t.Errorf("distribution_max_error = %v, want in (0, 1)", d)
@@ -188,10 +198,11 @@ func TestRunTiny(t *testing.T) {
 			t.Errorf("summary.md does not contain %q:\n%s", want, sum)
 		}
 	}
-	for _, name := range []string{"tiny-max-error.svg", "tiny-mean-error.svg", "tiny-seconds.svg"} {
+	plots := []string{"tiny-max-error.svg", "tiny-mean-error.svg", "tiny-marginal-l1.svg", "tiny-seconds.svg"}
+	for _, name := range plots {
 		checkSVG(t, filepath.Join(out, name))
 	}
-	if !slices.Equal(rep.Files, []string{ResultsFile, SummaryFile, "tiny-max-error.svg", "tiny-mean-error.svg", "tiny-seconds.svg"}) {
+	if !slices.Equal(rep.Files, append([]string{ResultsFile, SummaryFile}, plots...)) {
 		t.Errorf("Report.Files = %v", rep.Files)
 	}
 
@@ -383,5 +394,105 @@ func checkSVG(t *testing.T, path string) {
 	}
 	if root != "svg" {
 		t.Errorf("%s: root element %q, want svg", path, root)
+	}
+}
+
+// TestResumeLegacyFile: --resume on a results.csv written before the
+// mean_marginal_l1 and model columns keeps its rows (those fields unknown),
+// runs the missing point and rewrites the file in the current schema.
+func TestResumeLegacyFile(t *testing.T) {
+	out := t.TempDir()
+	cfg := &Config{Exe: synthExe(t), Protocols: []string{"tiny"}, Solvers: []string{"project"}, Out: out, Resume: true}
+	pts, err := Grid(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh, err := pts[0].Protocol.Shape()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := newResult(&pts[0], sh)
+	old.MaxError, old.MeanError, old.RMSE, old.Seconds, old.Status = 0.5, 0.25, 0.3, 1, StatusOK
+	path := filepath.Join(out, ResultsFile)
+	writeLegacyResults(t, path, old)
+
+	rep, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Ran != 1 || rep.Skipped != 1 || rep.Failed != 0 {
+		t.Errorf("Run = ran %d, skipped %d, failed %d; want 1, 1, 0", rep.Ran, rep.Skipped, rep.Failed)
+	}
+	text := readFile(t, path)
+	if first, _, _ := strings.Cut(text, "\n"); first != strings.Join(wantHeader, ",") {
+		t.Errorf("rewritten header = %q, want the current schema", first)
+	}
+	rs, err := ReadResults(strings.NewReader(text), ResultsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 2 {
+		t.Fatalf("%d rows after resume, want 2", len(rs))
+	}
+	if rs[0].MaxError != 0.5 || !math.IsNaN(rs[0].MeanMarginalL1) || rs[0].Model != "" {
+		t.Errorf("kept legacy row: max %v, mean_marginal_l1 %v, model %q; want 0.5, unknown, unknown",
+			rs[0].MaxError, rs[0].MeanMarginalL1, rs[0].Model)
+	}
+	if !(rs[1].MeanMarginalL1 > 0) || rs[1].Model != "explicit" {
+		t.Errorf("new row: mean_marginal_l1 %v, model %q; want positive, explicit", rs[1].MeanMarginalL1, rs[1].Model)
+	}
+	// The summary shows the L1 where it is known and — for the legacy row.
+	if sum := readFile(t, filepath.Join(out, SummaryFile)); !strings.Contains(sum, "mean marginal L1") {
+		t.Errorf("summary.md has no mean marginal L1:\n%s", sum)
+	}
+}
+
+// writeLegacyResults writes rs in the first results schema: the columns up
+// to status.
+func writeLegacyResults(t *testing.T, path string, rs ...*Result) {
+	t.Helper()
+	var b strings.Builder
+	w := csv.NewWriter(&b)
+	if err := w.Write(Columns()[:legacyColumns]); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rs {
+		if err := w.Write(r.record()[:legacyColumns]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Flush()
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRunRealProtocols runs one point of titanic and of adult (the factored
+// model; adult takes 10–20 s and about 2 GiB) with -bench.real.
+func TestRunRealProtocols(t *testing.T) {
+	if !*realFlag {
+		t.Skip("slow: run with -bench.real")
+	}
+	out := t.TempDir()
+	rep, err := Run(context.Background(), &Config{Exe: synthExe(t), Protocols: []string{"titanic", "adult"},
+		Solvers: []string{"project"}, Epsilons: []float64{1}, Seeds: 1, Out: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 2 {
+		t.Fatalf("%d results, want 2", len(rep.Results))
+	}
+	for _, r := range rep.Results {
+		if !r.OK() || r.Model != "factored" || !(r.MeanMarginalL1 >= r.MeanError && r.MeanMarginalL1 <= 2) || r.Universe <= 0 {
+			t.Errorf("%s: status %q, model %q, mean_marginal_l1 %v, universe %d; want ok, factored, in [mean error, 2], positive",
+				r.Protocol, r.Status, r.Model, r.MeanMarginalL1, r.Universe)
+		}
+		t.Logf("%s: max %v, mean %v, mean marginal L1 %v, %.1f s, %.0f MiB", r.Protocol, r.MaxError, r.MeanError, r.MeanMarginalL1, r.Seconds, r.PeakRSSMiB)
+	}
+	sum := readFile(t, filepath.Join(out, SummaryFile))
+	for _, w := range []string{"## titanic", "## adult", "### synth against AIM (private-pgm)", "641,263,392,000,000,000 (6.4e17) cells", "| factored |"} {
+		if !strings.Contains(sum, w) {
+			t.Errorf("summary.md does not contain %q", w)
+		}
 	}
 }

@@ -72,7 +72,7 @@ func writeSection(p func(string, ...any), s *section) {
 	if s.Known != nil {
 		if sh, err := s.Known.Shape(); err == nil {
 			p("Dataset `%s`: %d attributes (%s), %s cells, n = %s. Workload: %s (%s queries).",
-				s.Known.Dataset, len(sh.Attributes), strings.Join(sh.Attributes, ", "), count(sh.K),
+				s.Known.Dataset, len(sh.Attributes), strings.Join(sh.Attributes, ", "), cellsText(sh.Cells),
 				count(uint64(sh.N)), describeWorkload(s.Known, sh.Marginals), count(uint64(sh.M)))
 		}
 		if s.Known.Note != "" {
@@ -81,7 +81,11 @@ func writeSection(p func(string, ...any), s *section) {
 		p("\n")
 	} else {
 		r := s.Rows[0]
-		p("Dataset `%s`, workload %s (%s cells, %s queries).\n", r.Dataset, wl, count(uint64(max(r.Universe, 0))), count(uint64(max(r.Queries, 0))))
+		cells := "unknown"
+		if r.Universe >= 0 {
+			cells = cellsText(big.NewInt(r.Universe))
+		}
+		p("Dataset `%s`, workload %s (%s cells, %s queries).\n", r.Dataset, wl, cells, count(uint64(max(r.Queries, 0))))
 	}
 	p("\n%s.\n", gridLine(s))
 
@@ -90,7 +94,12 @@ func writeSection(p func(string, ...any), s *section) {
 	if s.Known != nil {
 		refs = s.Known.References
 	}
-	p("\n### Max error / mean error (mean over seeds)\n\n")
+	withL1 := hasL1(s, refs)
+	if withL1 {
+		p("\n### Max error / mean error / mean marginal L1 (mean over seeds)\n\n")
+	} else {
+		p("\n### Max error / mean error (mean over seeds)\n\n")
+	}
 	p("| ε |")
 	for _, sr := range s.Series {
 		p(" %s |", sr.Label)
@@ -101,16 +110,33 @@ func writeSection(p func(string, ...any), s *section) {
 	p("\n|---|%s\n", strings.Repeat("---|", len(s.Series)+len(refs)))
 	mark := len(s.Series)+len(refs) > 1 // bold the best of several columns
 	for _, e := range s.Epsilons {
-		bestMax, bestMean := math.Inf(1), math.Inf(1)
+		bestMax, bestMean, bestL1 := math.Inf(1), math.Inf(1), math.Inf(1)
 		for _, sr := range s.Series {
 			if c := sr.at(e); c != nil && c.OK > 0 {
 				bestMax, bestMean = math.Min(bestMax, c.Max.Mean), math.Min(bestMean, c.Mean.Mean)
+				if c.L1.N > 0 {
+					bestL1 = math.Min(bestL1, c.L1.Mean)
+				}
 			}
 		}
 		for i := range refs {
 			if rp := refAt(&refs[i], e); rp != nil {
-				bestMax, bestMean = math.Min(bestMax, rp.Max), math.Min(bestMean, rp.Mean)
+				bestMax = math.Min(bestMax, rp.Max)
+				if rp.Mean > 0 {
+					bestMean = math.Min(bestMean, rp.Mean)
+				}
+				if rp.L1 > 0 {
+					bestL1 = math.Min(bestL1, rp.L1)
+				}
 			}
+		}
+		// figure renders one column's figures at ε (NaN: unknown).
+		figure := func(mx, mean, l1 float64) string {
+			f := bold(fmtErr(mx), mark && mx == bestMax) + " / " + bold(fmtErr(mean), mark && mean == bestMean)
+			if withL1 {
+				f += " / " + bold(fmtErr(l1), mark && l1 == bestL1)
+			}
+			return f
 		}
 		p("| %s |", display(e))
 		for _, sr := range s.Series {
@@ -121,12 +147,12 @@ func writeSection(p func(string, ...any), s *section) {
 			case c.OK == 0:
 				p(" failed |")
 			default:
-				p(" %s / %s |", bold(fmtErr(c.Max.Mean), mark && c.Max.Mean == bestMax), bold(fmtErr(c.Mean.Mean), mark && c.Mean.Mean == bestMean))
+				p(" %s |", figure(c.Max.Mean, c.Mean.Mean, c.L1.Mean))
 			}
 		}
 		for i := range refs {
 			if rp := refAt(&refs[i], e); rp != nil {
-				p(" %s / %s |", bold(fmtErr(rp.Max), mark && rp.Max == bestMax), bold(fmtErr(rp.Mean), mark && rp.Mean == bestMean))
+				p(" %s |", figure(rp.Max, unreported(rp.Mean), unreported(rp.L1)))
 			} else {
 				p(" — |")
 			}
@@ -155,15 +181,24 @@ func writeSection(p func(string, ...any), s *section) {
 	}
 	p("\n\n")
 	if mark {
-		p("Bold: the lowest max error and the lowest mean error at each ε among the columns. ")
+		if withL1 {
+			p("Bold: the lowest max error, mean error and mean marginal L1 at each ε among the columns. ")
+		} else {
+			p("Bold: the lowest max error and the lowest mean error at each ε among the columns. ")
+		}
+	}
+	if withL1 {
+		p("Mean marginal L1: for each workload marginal, Σ over its cells of |true − synthetic| as fractions of " +
+			"the records, averaged over the marginals. ")
 	}
 	p("Wall time: the range over ε of the mean wall time of a whole release.")
-	if len(refs) > 0 {
-		p(" *Reference figures, not run by this harness: the methods users know, on the same protocol (all 3-way " +
-			"marginals, δ = 1e-9, mean of 3 seeds, absolute error of the released rows or distribution over all " +
-			"marginal cells, on a 2-core machine; AIM and MWEM use add/remove neighbours).")
+	if len(refs) > 0 && s.Known.ReferenceNote != "" {
+		p(" *%s", s.Known.ReferenceNote)
 	}
 	p("\n")
+	if s.Known != nil && s.Known.Versus != "" {
+		writeVersus(p, s)
+	}
 
 	// Every group, with spread and cost.
 	pop := false
@@ -173,32 +208,33 @@ func writeSection(p func(string, ...any), s *section) {
 		}
 	}
 	p("\n### All groups (mean ± standard deviation over seeds)\n\n")
-	p("| solver | ε | runs ok | max error | mean error | RMSE |")
+	p("| solver | ε | runs ok | max error | mean error | RMSE | mean marginal L1 |")
 	if pop {
 		p(" population max | population mean |")
 	}
-	p(" seconds | CPU seconds | peak RSS (MiB) | iterations | trace iterations |\n|---|---|---|---|---|---|")
+	p(" seconds | CPU seconds | peak RSS (MiB) | iterations | trace iterations | model |\n|---|---|---|---|---|---|---|")
 	if pop {
 		p("---|---|")
 	}
-	p("---|---|---|---|---|\n")
+	p("---|---|---|---|---|---|\n")
 	var failures []string
 	for _, sr := range s.Series {
 		for _, c := range sr.Cells {
 			p("| %s | %s | %d/%d |", sr.Label, display(c.Epsilon), c.OK, c.Runs)
 			if c.OK == 0 {
-				n := 5
+				n := 10
 				if pop {
 					n += 2
 				}
-				p("%s\n", strings.Repeat(" — |", n+3))
+				p("%s\n", strings.Repeat(" — |", n))
 			} else {
-				p(" %s | %s | %s |", pm(c.Max, fmtErr, fmtErr), pm(c.Mean, fmtErr, fmtErr), pm(c.RMSE, fmtErr, fmtErr))
+				p(" %s | %s | %s | %s |", pm(c.Max, fmtErr, fmtErr), pm(c.Mean, fmtErr, fmtErr), pm(c.RMSE, fmtErr, fmtErr),
+					pm(c.L1, fmtErr, fmtErr))
 				if pop {
 					p(" %s | %s |", pm(c.PopMax, fmtErr, fmtErr), pm(c.PopMean, fmtErr, fmtErr))
 				}
-				p(" %s | %s | %s | %s | %s |\n", pm(c.Seconds, fmtSec, fmtSD), pm(c.CPU, fmtSec, fmtSD), pm(c.RSS, fmtMiB, fmtMiB),
-					meanOnly(c.Iter), meanOnly(c.Trace))
+				p(" %s | %s | %s | %s | %s | %s |\n", pm(c.Seconds, fmtSec, fmtSD), pm(c.CPU, fmtSec, fmtSD), pm(c.RSS, fmtMiB, fmtMiB),
+					meanOnly(c.Iter), meanOnly(c.Trace), models(c))
 			}
 			for _, f := range c.Failures {
 				failures = append(failures, fmt.Sprintf("%s at ε = %s, %s", sr.Label, display(c.Epsilon), f))
@@ -212,9 +248,136 @@ func writeSection(p func(string, ...any), s *section) {
 		}
 	}
 	if hasPlotData(s) {
-		p("\n![max error against ε](%s) ![mean error against ε](%s) ![seconds against ε](%s)\n",
-			plotFile(s.Protocol, "max-error"), plotFile(s.Protocol, "mean-error"), plotFile(s.Protocol, "seconds"))
+		var imgs []string
+		for _, m := range plotted(s) {
+			imgs = append(imgs, fmt.Sprintf("![%s against ε](%s)", m.title, plotFile(s.Protocol, m.name)))
+		}
+		p("\n%s\n", strings.Join(imgs, " "))
 	}
+}
+
+// hasL1 reports whether the section has a mean marginal L1 to show: from a
+// successful run (rows written before the column have none) or a
+// reference.
+func hasL1(s *section, refs []Reference) bool {
+	for _, sr := range s.Series {
+		for _, c := range sr.Cells {
+			if c.L1.N > 0 {
+				return true
+			}
+		}
+	}
+	for _, r := range refs {
+		for _, rp := range r.Points {
+			if rp.L1 > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// unreported maps a reference's 0 (not reported) to NaN (shown as —).
+func unreported(v float64) float64 {
+	if v == 0 {
+		return math.NaN()
+	}
+	return v
+}
+
+// models lists the models of the cell's successful runs (— if unknown).
+func models(c *cell) string {
+	if len(c.Models) == 0 {
+		return "—"
+	}
+	return strings.Join(c.Models, ", ")
+}
+
+// writeVersus compares each series with the protocol's Versus reference at
+// each of its ε: at or below it on max error and on mean marginal L1 (the
+// means over seeds against its figures), the reference's wall time over
+// synth's whole-release wall time, and synth's peak memory.
+func writeVersus(p func(string, ...any), s *section) {
+	var ref *Reference
+	for i := range s.Known.References {
+		if s.Known.References[i].Method == s.Known.Versus {
+			ref = &s.Known.References[i]
+		}
+	}
+	if ref == nil {
+		return
+	}
+	name := ref.Method
+	p("\n### synth against %s\n\n", name)
+	p("| solver | ε | max error: synth / %s | mean marginal L1: synth / %s | at or below %s on both | "+
+		"time: %s / synth | synth wall time | synth peak RSS (MiB, max over seeds) |\n|---|---|---|---|---|---|---|---|\n",
+		name, name, name, name)
+	var verdicts []string
+	for _, sr := range s.Series {
+		both, points := 0, 0
+		for _, rp := range ref.Points {
+			c := sr.at(rp.Epsilon)
+			if c == nil {
+				continue
+			}
+			points++
+			if c.OK == 0 {
+				p("| %s | %s | failed | failed | no (no successful run) | — | — | — |\n", sr.Label, display(rp.Epsilon))
+				continue
+			}
+			verdict := atOrBelow(c, &rp)
+			if verdict == "yes" {
+				both++
+			}
+			ratio := "—"
+			if rp.Seconds > 0 && c.Seconds.Mean > 0 {
+				ratio = strconv.FormatFloat(rp.Seconds/c.Seconds.Mean, 'f', 1, 64) + "×"
+			}
+			p("| %s | %s | %s / %s | %s / %s | %s | %s | %s s | %s |\n", sr.Label, display(rp.Epsilon),
+				fmtErr(c.Max.Mean), fmtErr(rp.Max), fmtErr(c.L1.Mean), fmtErr(unreported(rp.L1)), verdict, ratio,
+				fmtSec(c.Seconds.Mean), fmtMiB(c.RSS.Hi))
+		}
+		if points > 0 {
+			verdicts = append(verdicts, fmt.Sprintf("%s is at or below %s on both max error and mean marginal L1 at %d of %d ε",
+				sr.Label, name, both, points))
+		}
+	}
+	if len(verdicts) > 0 {
+		p("\n%s. Compared are the means over the seeds with the reference's figures; time is the reference's wall "+
+			"time over the mean wall time of synth's whole release (ingest to Parquet, reports and manifest), so "+
+			"above 1× means synth is faster.\n", strings.Join(verdicts, "; "))
+	}
+}
+
+// atOrBelow says whether c is at or below the reference point on both max
+// error and mean marginal L1: "yes", or "no" with the measures it is above
+// on, or "—" when a figure is missing.
+func atOrBelow(c *cell, rp *RefPoint) string {
+	if c.L1.N == 0 || !(rp.L1 > 0) {
+		return "— (no L1 to compare)"
+	}
+	var above []string
+	if c.Max.Mean > rp.Max {
+		above = append(above, "max")
+	}
+	if c.L1.Mean > rp.L1 {
+		above = append(above, "L1")
+	}
+	if len(above) == 0 {
+		return "yes"
+	}
+	return "no (above on " + strings.Join(above, " and ") + ")"
+}
+
+// cellsText renders a universe size: exactly, and for large ones also in
+// e-notation ("641,263,392,000,000,000 (6.4e17)").
+func cellsText(x *big.Int) string {
+	s := universe.FormatCount(x)
+	if x.Cmp(big.NewInt(1e10)) >= 0 {
+		f, _ := new(big.Float).SetInt(x).Float64()
+		s += " (" + strings.Replace(strconv.FormatFloat(f, 'e', 1, 64), "e+", "e", 1) + ")"
+	}
+	return s
 }
 
 // gridLine states the grid the section's rows cover.

@@ -16,7 +16,7 @@ func TestSummaryGolden(t *testing.T) {
 	var b bytes.Buffer
 	meta := &Meta{Generated: time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC), Command: "synth bench --protocols adult-reduced",
 		Machine: "linux/amd64, 2 CPUs", Version: "synth dev"}
-	if err := WriteSummary(&b, fixture(), meta); err != nil {
+	if err := WriteSummary(&b, append(fixture(), adultFixture()...), meta); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join("testdata", "summary.golden.md")
@@ -34,12 +34,22 @@ func TestSummaryGolden(t *testing.T) {
 	}
 	// The facts the golden file must keep.
 	for _, w := range []string{
-		"| 0.1 | **0.0202** / **1.2e-4** | 0.0301 / 1.8e-4 | 0.0256 / 5.1e-4 |", // tuned beats AIM at 0.1
+		"| 0.1 | **0.0202** / **1.2e-4** / **0.303** | 0.0301 / 1.8e-4 / 0.453 | 0.0256 / 5.1e-4 / — |", // tuned beats AIM at 0.1
 		"| wall time | 2.38 s | 2.25–2.38 s | 56–112 s |",
 		"| project (paper) | 1 | 1/2 |",
 		"project (paper) at ε = 1, seed 2: timeout after 30m0s",
 		"not private against anyone who knows the seed",
 		"![max error against ε](adult-reduced-max-error.svg)",
+		"![mean marginal L1 against ε](adult-reduced-marginal-l1.svg)",
+		// adult: the universe, the references' L1, the comparison with AIM.
+		"641,263,392,000,000,000 (6.4e17) cells",
+		"| 0.1 | **0.05** / **4.0e-5** / **0.39** | 0.0663 / — / 0.404 | 0.0866 / — / 0.507 |",
+		"### synth against AIM (private-pgm)",
+		"| project (tuned) | 0.1 | 0.05 / 0.0663 | 0.39 / 0.404 | yes | 6.7× | 20 s | 901 |",
+		"| project (tuned) | 0.5 | 0.025 / 0.0199 | 0.2 / 0.211 | no (above on max) |",
+		"| project (tuned) | 1 | 0.015 / 0.0206 | 0.2 / 0.184 | no (above on L1) |",
+		"project (tuned) is at or below AIM (private-pgm) on both max error and mean marginal L1 at 1 of 3 ε",
+		"| factored |",
 	} {
 		if !strings.Contains(b.String(), w) {
 			t.Errorf("summary does not contain %q", w)
@@ -53,7 +63,7 @@ func TestWritePlots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"adult-reduced-max-error.svg", "adult-reduced-mean-error.svg", "adult-reduced-seconds.svg"}
+	want := []string{"adult-reduced-max-error.svg", "adult-reduced-mean-error.svg", "adult-reduced-marginal-l1.svg", "adult-reduced-seconds.svg"}
 	if strings.Join(files, " ") != strings.Join(want, " ") {
 		t.Fatalf("WritePlots = %v, want %v", files, want)
 	}
@@ -66,7 +76,31 @@ func TestWritePlots(t *testing.T) {
 			t.Errorf("max-error plot has no %q", w)
 		}
 	}
-	if secPlot := readFile(t, filepath.Join(dir, want[2])); strings.Contains(secPlot, "reference") {
+	if secPlot := readFile(t, filepath.Join(dir, want[3])); strings.Contains(secPlot, "reference") {
 		t.Errorf("seconds plot shows reference markers; the references have no per-ε times")
 	}
+}
+
+// adultFixture returns made-up results of project on the adult protocol,
+// 2 seeds per ε: at or below AIM on both measures at ε = 0.1, above on max
+// error at 0.5 and on L1 at 1.
+func adultFixture() []*Result {
+	p, _ := LookupProtocol("adult")
+	sh := &Shape{K: 641263392000000000, M: 20894536}
+	var rs []*Result
+	for _, e := range []struct{ eps, max, l1 float64 }{{0.1, 0.05, 0.39}, {0.5, 0.025, 0.2}, {1, 0.015, 0.2}} {
+		for seed := uint64(1); seed <= 2; seed++ {
+			pt := &Point{Protocol: p, Solver: "project", Setting: "tuned", Neighbours: "replace-one", Epsilon: e.eps, Delta: 1e-9, Seed: seed}
+			r := newResult(pt, sh)
+			d := 0.001 * (float64(seed) - 1.5) // the mean over the two seeds is exact
+			r.Records, r.Rows = 48842, 48842
+			r.MaxError, r.MeanError, r.RMSE, r.P95Error = e.max+d, 4e-5, 1e-4, 2e-4
+			r.MeanMarginalL1, r.Model = e.l1+d, "factored"
+			r.EpsilonSpent, r.Iterations, r.TraceIterations = e.eps, 20, 400
+			r.Seconds, r.ReleaseSeconds, r.CPUSeconds, r.PeakRSSMiB = 20+float64(seed)-1.5, 19, 30, 899+float64(seed)
+			r.Status = StatusOK
+			rs = append(rs, r)
+		}
+	}
+	return rs
 }

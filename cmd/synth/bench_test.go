@@ -44,7 +44,7 @@ func TestBenchDryRunResume(t *testing.T) {
 
 func TestBenchUsage(t *testing.T) {
 	tests := [][]string{
-		{"bench", "--dry-run", "--protocols", "adult"},
+		{"bench", "--dry-run", "--protocols", "adult-full"},
 		{"bench", "--dry-run", "--solvers", "aim"},
 		{"bench", "--dry-run", "--eps", "0"},
 		{"bench", "--dry-run", "--neighbours", "swap"},
@@ -54,5 +54,25 @@ func TestBenchUsage(t *testing.T) {
 		if code, _, errs := run(t, args...); code != ExitUsage {
 			t.Errorf("synth %s: exit %d, stderr %q; want %d", strings.Join(args, " "), code, errs, ExitUsage)
 		}
+	}
+}
+
+// TestBenchDryRunResumeRelabels: a row of titanic from before it took all 9
+// attributes (979,776 cells) is a done point of titanic-no-age, not of
+// titanic.
+func TestBenchDryRunResumeRelabels(t *testing.T) {
+	dir := t.TempDir()
+	header := "protocol,dataset,workload,universe,queries,solver,setting,neighbours,epsilon,delta,seed,holdout,records,rows," +
+		"max_error,mean_error,rmse,p95_error,distribution_max_error,distribution_mean_error,population_max_error," +
+		"population_mean_error,epsilon_spent,iterations,trace_iterations,seconds,release_seconds,cpu_seconds,peak_rss_mib,status\n"
+	row := "titanic,titanic,3-way,979776,20914,project,tuned,replace-one,1,1e-09,1,0,1304,1304,0.06,0.001,0.004,0.007,0.06,0.001,,,1,0,281,0.9,0.8,0.9,64,ok\n"
+	if err := os.WriteFile(filepath.Join(dir, "results.csv"), []byte(header+row), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run(t, "bench", "--dry-run", "--resume", "--protocols", "titanic,titanic-no-age", "--solvers", "project",
+		"--eps", "1", "--seeds", "1", "--out", dir)
+	if code != ExitOK || !strings.Contains(out, "titanic 3-way project/tuned ε=1 δ=1e-9 seed=1\n") ||
+		!strings.Contains(out, "titanic-no-age 3-way project/tuned ε=1 δ=1e-9 seed=1 (done)\n") {
+		t.Errorf("bench --dry-run --resume: exit %d, stdout %q, stderr %q; want titanic to do and titanic-no-age done", code, out, errs)
 	}
 }
