@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -43,9 +45,12 @@ type releaseOptions struct {
 	Model         string
 	DryRun        bool
 	Title         string
+
+	flags *pflag.FlagSet // to tell a missing --epsilon from --epsilon 0
 }
 
 func (o *releaseOptions) AddFlags(fs *pflag.FlagSet) {
+	o.flags = fs
 	o.dataOptions.addFlags(fs, false)
 	fs.StringVar(&o.Domain, "domain", "", "domain file (JSON): the public description of the table")
 	o.workloadOptions.AddFlags(fs)
@@ -73,6 +78,7 @@ func (o *releaseOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.Var(sizeValue{&o.MaxModelSize}, "max-model-size", "cap on the factored model's memory (e.g. 512MiB): the adaptive rounds measure only sets that keep the junction tree under it")
 	fs.StringVar(&o.Model, "model", "auto", "representation of the synthetic distribution: auto (explicit for small universes, else factored), explicit (a vector over the universe) or factored (a junction tree over the measured attribute sets; project solver)")
 	fs.StringVar(&o.Title, "title", "", "title of the reports")
+	fs.BoolVar(&o.DryRun, "dry-run", false, "print the plan (model and why, budget split, memory, rough time, noise per measured table) without reading the data or writing anything; exit codes as a release (77 over budget, 78 over memory); --json prints it as JSON")
 	o.outputOptions.AddFlags(fs)
 }
 
@@ -101,8 +107,11 @@ Examples:
 
 // config turns the options into the pipeline's settings.
 func (o *releaseOptions) config() (*release.Config, error) {
-	if o.Epsilon == 0 {
+	switch {
+	case o.Epsilon == 0 && (o.flags == nil || !o.flags.Changed("epsilon")):
 		return nil, usagef("--epsilon is required")
+	case !(o.Epsilon > 0) || math.IsInf(o.Epsilon, 0):
+		return nil, usagef("--epsilon must be > 0 (and finite), got %v", o.Epsilon)
 	}
 	format, err := o.format()
 	if err != nil {
@@ -176,8 +185,17 @@ func runRelease(ctx context.Context, e *env, o *releaseOptions) error {
 	if err != nil {
 		return err
 	}
+	if o.DryRun {
+		return runDryRun(ctx, e, o, cfg)
+	}
 	if cfg.Seed != nil {
 		o.warn(e, log, "--seed given: "+privacy.SeededWarning)
+	}
+	// Warnings that public inputs already show come first, so that a
+	// batch log has them before the run's progress lines.
+	early := release.BudgetWarnings(cfg.Epsilon, cfg.Delta)
+	for _, wn := range early {
+		o.warn(e, log, wn)
 	}
 	bar := newProgress(e, o.Quiet)
 	out, err := release.Run(ctx, cfg, &release.Hooks{Log: log, Progress: bar.update,
@@ -189,13 +207,15 @@ func runRelease(ctx context.Context, e *env, o *releaseOptions) error {
 	if err != nil {
 		return err
 	}
+	for _, wn := range out.Warnings {
+		if !slices.Contains(early, wn) {
+			o.warn(e, log, wn)
+		}
+	}
 	if o.JSON {
 		return printJSONLine(e.stdout, out)
 	}
 	printOutcome(e, out)
-	for _, wn := range out.Warnings {
-		o.warn(e, log, wn)
-	}
 	return nil
 }
 
