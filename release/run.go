@@ -194,6 +194,9 @@ func (r *runner) openOut() error {
 		return err
 	}
 	r.od = od
+	if st := od.Stale(); len(st) > 0 {
+		r.log.Warn("removed temporary files left in the output folder by an interrupted release", "files", strings.Join(st, ", "))
+	}
 	return nil
 }
 

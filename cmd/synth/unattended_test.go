@@ -5,13 +5,19 @@ package main
 // the spent budget never printed above the budget.
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/dpsynth/synth/release"
 )
@@ -181,5 +187,95 @@ func TestSpentNotAboveBudget(t *testing.T) {
 		if oc.Spent > oc.Epsilon || oc.Epsilon != want {
 			t.Errorf("ε %s, %s, %s: --json spent %v of %v", c.eps, c.solver, c.conv, oc.Spent, oc.Epsilon)
 		}
+	}
+}
+
+// TestReleaseKilledThenRerun kills a release with SIGKILL while it writes
+// synthetic.parquet (10^7 rows), checks that it left its temporary file,
+// then runs a release into the same folder: it succeeds, says it removed
+// the leftover, and the folder holds the release and nothing else but a
+// file of the user's.
+func TestReleaseKilledThenRerun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 10 million rows; skipped with -short")
+	}
+	dir := t.TempDir()
+	data, domain := extractTo(t, "adult-reduced", dir)
+	out := filepath.Join(dir, "out")
+	if err := os.Mkdir(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, ".notes.tmp-1"), []byte("the user's"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(synthBinary(t), "release", "--data", data, "--domain", domain, "--marginals", "1",
+		"--epsilon", "1", "--rows", "10000000", "--out", out, "--quiet")
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	tmp := filepath.Join(out, "."+release.SyntheticFile+".tmp-*")
+	deadline := time.After(2 * time.Minute)
+wait:
+	for {
+		select {
+		case err := <-done:
+			t.Fatalf("the release ended (%v) before %s appeared; stderr %q", err, tmp, errb.String())
+		case <-deadline:
+			cmd.Process.Kill()
+			<-done
+			t.Fatalf("no %s after 2 minutes", tmp)
+		default:
+		}
+		if m, _ := filepath.Glob(tmp); len(m) > 0 {
+			break wait
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	left, _ := filepath.Glob(filepath.Join(out, ".*.tmp-*"))
+	if len(left) < 2 { // the user's file and at least the killed release's
+		t.Fatalf("after SIGKILL the folder holds %q: want a leftover temporary file to test with", left)
+	}
+
+	r := runBinary(t, "", "release", "--data", data, "--domain", domain, "--marginals", "1", "--epsilon", "1", "--out", out)
+	if r.code != ExitOK || !strings.Contains(r.stderr, "removed temporary files left in the output folder by an interrupted release") ||
+		!strings.Contains(r.stderr, "."+release.SyntheticFile+".tmp-") {
+		t.Fatalf("release after a kill: %s\nwant success and a note on the removed leftovers", r)
+	}
+	wantFiles(t, out, append([]string{".notes.tmp-1"}, release.Outputs...)...)
+}
+
+// TestReleaseFailureRemovesMadeFolders: a release that fails after making
+// its output folder (bad data: exit 65) removes the folder and the parents
+// it made; a folder that existed before stays.
+func TestReleaseFailureRemovesMadeFolders(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary; skipped with -short")
+	}
+	base := t.TempDir()
+	existing := filepath.Join(base, "existing")
+	if err := os.Mkdir(existing, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	domain, bad := filepath.Join(badDir, "domain.json"), filepath.Join(badDir, "unknown-category.csv")
+	for _, out := range []string{filepath.Join(base, "x", "y", "out"), existing, filepath.Join(existing, "new")} {
+		r := runBinary(t, "", "release", "--data", bad, "--domain", domain, "--marginals", "1", "--epsilon", "1", "--out", out)
+		if r.code != ExitData {
+			t.Errorf("release --out %s of bad data: %s\nwant exit %d", out, r, ExitData)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(base, "x")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a failed release left %s/x (%v)", base, err)
+	}
+	wantFiles(t, existing)
+	if got, _ := os.ReadDir(base); len(got) != 1 {
+		t.Errorf("%s holds %d entries, want only existing/", base, len(got))
 	}
 }
