@@ -123,7 +123,7 @@ func (o *releaseOptions) config() (*release.Config, error) {
 		Epsilon: o.Epsilon, Delta: o.Delta, Solver: o.Solver, Setting: o.Setting, Rows: o.Rows,
 		Out: o.Out, Force: o.Force, Holdout: o.Holdout, PublicReport: o.PublicReport,
 		MemoryCap: o.MemoryCap, MaxModelBytes: o.MaxModelSize, Title: o.Title, ConfigFile: o.Config,
-		Version: version, Commit: commit(),
+		Version: readBuildVersion().Version, Commit: readBuildVersion().manifestCommit(),
 	}
 	if cfg.Model, err = release.ParseModelChoice(o.Model); err != nil {
 		return nil, usagef("--model: %v", err)
