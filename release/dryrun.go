@@ -118,6 +118,19 @@ func DryRun(ctx context.Context, cfg *Config) (*Preview, error) {
 	return r.preview()
 }
 
+// PlanOnly is DryRun for a release that names no data file or output
+// folder yet (synth inspect): the same plan, model and memory estimate.
+func PlanOnly(ctx context.Context, cfg *Config) (*Preview, error) {
+	c := *cfg
+	if c.Data == "" {
+		c.Data = "(no data file: not read)"
+	}
+	if c.Out == "" {
+		c.Out = "(no output folder: not written)"
+	}
+	return DryRun(ctx, &c)
+}
+
 func (r *runner) preview() (*Preview, error) {
 	cfg := r.cfg
 	p := &Preview{
