@@ -31,7 +31,7 @@ func runDryRun(ctx context.Context, e *env, o *releaseOptions, cfg *release.Conf
 }
 
 // maxNoiseLines caps the measured tables listed one by one.
-const maxNoiseLines = 12
+const maxNoiseLines = 6
 
 func printPreview(w io.Writer, p *release.Preview) {
 	fmt.Fprintf(w, "plan (dry run: the data was not read, nothing was written)\n\n")

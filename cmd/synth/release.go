@@ -69,7 +69,7 @@ func (o *releaseOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.SynthFile, "synthetic-file", "", "name of the synthetic data file in --out (default synthetic.parquet or synthetic.csv)")
 	fs.StringVar(&o.Out, "out", "", "output folder (created if needed)")
 	fs.BoolVar(&o.Force, "force", false, "replace an earlier release in --out")
-	fs.StringVar(&o.Seed, "seed", "", "seed the randomness (tests and demos: the output is NOT private against anyone who knows it)")
+	fs.StringVar(&o.Seed, "seed", "", "seed the randomness (tests and demos: the output is NOT private against anyone who knows it); the same binary on a CPU with the same features and core count gives the same output, another CPU may not (AVX2 vs portable kernels)")
 	fs.Float64Var(&o.Holdout, "holdout", 0, "hold out this fraction of records to estimate the error against the population")
 	fs.BoolVar(&o.PublicReport, "public-report", false, "write reports with a-priori error bounds only (safe to publish) instead of the internal ones")
 	o.MemoryCap = universe.DefaultMemoryCap
