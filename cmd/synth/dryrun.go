@@ -18,15 +18,17 @@ func runDryRun(ctx context.Context, e *env, o *releaseOptions, cfg *release.Conf
 	if err != nil {
 		return err
 	}
+	log, err := o.logger(e)
+	if err != nil {
+		return err
+	}
+	for _, wn := range p.Warnings {
+		o.warn(e, log, wn)
+	}
 	if o.JSON {
 		return printJSONLine(e.stdout, p)
 	}
 	printPreview(e.stdout, p)
-	if !o.Quiet {
-		for _, wn := range p.Warnings {
-			fmt.Fprintf(e.stderr, "synth: warning: %s\n", wn)
-		}
-	}
 	return nil
 }
 

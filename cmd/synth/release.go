@@ -100,7 +100,17 @@ Examples:
       --epsilon 0.5 --delta 1e-9 --solver mwem --rows 100000 --out out/
   synth release --data t.csv --domain d.json --marginals 2 --epsilon 1 \
       --format csv --synthetic-file people.csv.gz --bins label --out out/
-  synth release --config release.json --epsilon 2   # flags override the file`,
+  synth release --config release.json --epsilon 2   # flags override the file
+  synth release --dry-run --data t.csv --domain d.json --marginals 3 \
+      --epsilon 1 --out out/      # the plan only: reads no data, writes nothing
+
+--dry-run prints the model and why, every privacy charge and the total,
+the estimated peak memory, a rough time estimate and the noise (σ, in
+counts) of every measured table, with the exit code the release would have
+(77 over budget, 78 over --memory-cap). A release warns (stderr and the
+manifest) when ε > 10 and when δ >= 1/n (n public under replace-one). It
+removes temporary files that a killed release left in --out, and a folder
+it created when it fails.`,
 		setup: setupFor[releaseOptions](runRelease),
 	})
 }

@@ -42,7 +42,7 @@ func TestDryRunBinary(t *testing.T) {
 	for _, w := range []string{"plan (dry run: the data was not read, nothing was written)", "solver: project (tuned)",
 		"model: explicit (auto: the universe has", "estimated peak memory:", "budget: ε = 1, δ = 1e-09 (ρ = ",
 		"charges (28):", "ρ = ", "total: ε = 1 at δ = 1e-09", "time: solve about", "rough",
-		"noise of the measured tables", "marginal {education, marital-status}, 112 cells: σ = ", "counts"} {
+		"noise of the measured tables", "marginal {education}, 16 cells: σ = 43.24, ±84.75 counts", "counts"} {
 		if !strings.Contains(r.stdout, w) {
 			t.Errorf("dry run: stdout does not contain %q:\n%s", w, r.stdout)
 		}
@@ -59,9 +59,11 @@ func TestDryRunBinary(t *testing.T) {
 		t.Errorf("dry run --json: %s\npreview %+v", r, p)
 	}
 
-	r = runBinary(t, "", append(base, "--epsilon", "20")...)
-	if r.code != ExitOK || !strings.Contains(r.stderr, "synth: warning: ε = 20 is above 10") {
-		t.Errorf("dry run at ε = 20: %s\nwant a warning", r)
+	for _, extra := range [][]string{nil, {"--json"}} {
+		r = runBinary(t, "", append(append(base, "--epsilon", "20"), extra...)...)
+		if r.code != ExitOK || !strings.Contains(r.stderr, "synth: warning: ε = 20 is above 10") {
+			t.Errorf("dry run at ε = 20 %q: %s\nwant a warning", extra, r)
+		}
 	}
 
 	for _, tt := range []struct {
