@@ -107,12 +107,15 @@ func TestDryRunSolvers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Model != "factored" || len(p.Noise) != len(p.Charges) || len(p.Noise) < 2 {
-		t.Errorf("factored, one model: model %s, %d noise lines, %d charges", p.Model, len(p.Noise), len(p.Charges))
+	if p.Model != "factored" || len(p.Noise) != len(p.Charges) || len(p.Noise) < 2 || !(p.Time.Seconds > 0) || !strings.Contains(p.Time.Method, "junction-tree cells") {
+		t.Errorf("factored, one model: model %s, %d noise lines, %d charges, time %+v", p.Model, len(p.Noise), len(p.Charges), p.Time)
 	}
 	cfg.Marginals, cfg.MaxModelBytes = 3, 16<<10 // the 3-way sets do not fit one model of 16 KiB
 	if p, err = DryRun(context.Background(), cfg); err != nil {
 		t.Fatal(err)
+	}
+	if !(p.Time.Seconds > 0) || !strings.Contains(p.Time.Method, "nominal rounds") {
+		t.Errorf("factored, rounds: time %+v", p.Time)
 	}
 	if p.Model != "factored" || len(p.Noise) != 1 || !strings.Contains(p.Noise[0].Table, "one-way marginals") || p.Noise[0].Cells == 0 {
 		t.Errorf("factored: model %s, noise %+v", p.Model, p.Noise)
