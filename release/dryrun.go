@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -103,10 +104,15 @@ type PreviewNoise struct {
 
 // DryRun plans a release without reading its data: it runs every public
 // check of Run (settings, domain, workload, model and memory, the budget;
-// the same errors, so the CLI gives the same exit codes: 2, 77, 78) and
-// returns the plan. It neither opens the data file nor touches the output
-// folder.
+// the same errors, so the CLI gives the same exit codes: 2, 77, 78), checks
+// that the data file exists (os.Stat: a missing file is the release's
+// exit 66) and returns the plan. It neither opens the data file nor
+// touches the output folder.
 func DryRun(ctx context.Context, cfg *Config) (*Preview, error) {
+	return dryRun(ctx, cfg, true)
+}
+
+func dryRun(ctx context.Context, cfg *Config, statData bool) (*Preview, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -114,6 +120,13 @@ func DryRun(ctx context.Context, cfg *Config) (*Preview, error) {
 		log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if err := r.plan(); err != nil {
 		return nil, err
+	}
+	if statData {
+		// The data file must exist (a release would stop there, exit 66);
+		// Stat opens nothing.
+		if _, err := os.Stat(cfg.Data); err != nil {
+			return nil, err
+		}
 	}
 	return r.preview()
 }
@@ -128,7 +141,7 @@ func PlanOnly(ctx context.Context, cfg *Config) (*Preview, error) {
 	if c.Out == "" {
 		c.Out = "(no output folder: not written)"
 	}
-	return DryRun(ctx, &c)
+	return dryRun(ctx, &c, cfg.Data != "")
 }
 
 func (r *runner) preview() (*Preview, error) {

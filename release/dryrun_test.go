@@ -3,9 +3,12 @@ package release
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/dpsynth/synth/privacy"
@@ -15,10 +18,15 @@ import (
 // rawDomain is ingest's raw test domain (7 attributes of mixed kinds).
 var rawDomain = filepath.Join("..", "ingest", "testdata", "raw", "adult-raw-domain.json")
 
-// dryCfg is a release whose data file does not exist: DryRun must never
-// open it.
+// dryCfg is a release whose data file is a named pipe that no one writes
+// to: opening it would block, so a DryRun that returns never opened it.
 func dryCfg(t *testing.T) *Config {
-	return &Config{Data: filepath.Join(t.TempDir(), "no-such-data.csv"), Domain: rawDomain, Marginals: 2,
+	t.Helper()
+	data := filepath.Join(t.TempDir(), "private.csv")
+	if err := syscall.Mkfifo(data, 0o600); err != nil {
+		t.Skipf("cannot make a FIFO here: %v", err)
+	}
+	return &Config{Data: data, Domain: rawDomain, Marginals: 2,
 		Epsilon: 1, Delta: 1e-9, Out: filepath.Join(t.TempDir(), "out")}
 }
 
@@ -150,6 +158,7 @@ func TestDryRunRefusals(t *testing.T) {
 		{"memory", func(c *Config) { c.MemoryCap = 1 << 10 }, func(err error) bool { return errors.As(err, &me) }},
 		{"solver", func(c *Config) { c.Solver = "nope" }, func(err error) bool { return errors.As(err, &ce) }},
 		{"no out", func(c *Config) { c.Out = "" }, func(err error) bool { return errors.As(err, &ce) }},
+		{"no data file", func(c *Config) { c.Data += ".missing" }, func(err error) bool { return errors.Is(err, fs.ErrNotExist) }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := dryCfg(t)
@@ -158,7 +167,31 @@ func TestDryRunRefusals(t *testing.T) {
 			if err == nil || !tt.is(err) {
 				t.Errorf("DryRun = %+v, %v; want the refusal", p, err)
 			}
+			if _, err := os.Stat(cfg.Out); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("DryRun made the output folder (%v)", err)
+			}
 		})
+	}
+}
+
+// TestPlanOnly: the plan without a data file or output folder (synth
+// inspect) is the dry run's.
+func TestPlanOnly(t *testing.T) {
+	cfg := dryCfg(t)
+	want, err := DryRun(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Data, cfg.Out = "", ""
+	got, err := PlanOnly(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Memory.Text != want.Memory.Text || got.Model != want.Model || len(got.Charges) != len(want.Charges) {
+		t.Errorf("PlanOnly: model %s, %d charges, memory %q; DryRun: %s, %d, %q", got.Model, len(got.Charges), got.Memory.Text, want.Model, len(want.Charges), want.Memory.Text)
+	}
+	if cfg.Data != "" || cfg.Out != "" {
+		t.Errorf("PlanOnly changed its config: %q, %q", cfg.Data, cfg.Out)
 	}
 }
 

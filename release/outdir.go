@@ -202,7 +202,9 @@ func CreateOutDir(ctx context.Context, dir string, s *OutDirSettings) (*OutDir, 
 	}
 	name := f.Name()
 	f.Close()
-	if err := os.Remove(name); err != nil {
+	// (Another release opening the folder at this moment may have removed
+	// the probe already: that is fine.)
+	if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, &CreateError{Path: dir, Err: unwrapPath(err)}
 	}
 	return od, nil

@@ -56,11 +56,11 @@ func TestInspectEstimate(t *testing.T) {
 			continue
 		}
 		// The dry run of the same release states the same estimate.
-		code, dry, errs := run(t, "release", "--dry-run", "--json", "--data", "not-read.csv", "--domain", domain, "--marginals", "3", "--epsilon", "1", "--out", "out")
+		r := inProcess(t, "release", "--dry-run", "--json", "--data", fifo(t), "--domain", domain, "--marginals", "3", "--epsilon", "1", "--out", "out")
 		var p release.Preview
-		jsonLine(t, dry, &p)
-		if code != ExitOK || p.Memory.Text == "" || !strings.Contains(out, p.Memory.Text) {
-			t.Errorf("dry run: exit %d, stderr %q; its estimate %q is not in inspect's output:\n%s", code, errs, p.Memory.Text, out)
+		jsonLine(t, r.stdout, &p)
+		if r.code != ExitOK || p.Memory.Text == "" || !strings.Contains(out, p.Memory.Text) {
+			t.Errorf("dry run: %s\nits estimate %q is not in inspect's output:\n%s", r, p.Memory.Text, out)
 		}
 	}
 }

@@ -76,6 +76,7 @@ func TestDryRunBinary(t *testing.T) {
 		{[]string{"--epsilon", "0"}, ExitUsage, "--epsilon must be > 0"},
 		{[]string{}, ExitUsage, "--epsilon is required"},
 		{[]string{"--epsilon", "1", "--solver", "nope"}, ExitUsage, `unknown solver "nope"`},
+		{[]string{"--epsilon", "1", "--data", data + ".missing"}, ExitNoInput, data + ".missing: no such file"},
 	} {
 		r := runBinary(t, "", append(base, tt.args...)...)
 		if r.code != tt.code || !strings.Contains(r.stderr, tt.want) || r.stdout != "" {
