@@ -438,8 +438,8 @@ func syncDir(dir string) error {
 
 // Abort removes every temporary file and every output already moved into
 // place by a failed Commit, and the folder itself (and the parents it
-// created) if this run created it and it is empty. It is a no-op after a successful Commit and may be
-// called more than once (defer it).
+// created) if this run created it and it is empty. It is a no-op after a
+// successful Commit and may be called more than once (defer it).
 func (od *OutDir) Abort() {
 	if od.done {
 		return
