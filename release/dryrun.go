@@ -225,7 +225,7 @@ func planNoise(plan *solvers.Plan, dom *universe.Domain) ([]PreviewNoise, string
 			continue
 		}
 		sigma, err := strconv.ParseFloat(m[2], 64)
-		if err != nil {
+		if err != nil || !(sigma > 0) || math.IsInf(sigma, 0) {
 			continue
 		}
 		out = append(out, PreviewNoise{Table: m[1], Cells: tableCells(m[1], dom), Sigma: sigma, HalfWidth95: z95 * sigma})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dpsynth/synth/privacy"
 	"github.com/dpsynth/synth/solvers"
+	"github.com/dpsynth/synth/universe"
 )
 
 // rawDomain is ingest's raw test domain (7 attributes of mixed kinds).
@@ -212,4 +213,29 @@ func TestBudgetWarnings(t *testing.T) {
 			t.Errorf("DeltaWarning(%v, %v) = %v, want %v", tt.delta, tt.n, got, tt.want)
 		}
 	}
+}
+
+// FuzzPlanNoise: reading noise scales from arbitrary charge labels never
+// panics and yields only finite, positive scales with ±1.96σ.
+func FuzzPlanNoise(f *testing.F) {
+	dom, err := universe.LoadDomain(rawDomain)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add("project: discrete Gaussian on marginal {education, sex} (ℓ2 sensitivity 1.414 counts, σ = 61.16 counts)")
+	f.Add("project: discrete Gaussian on the 7 one-way marginals (ℓ2 sensitivity 1.414 counts each, σ = 8.318 counts)")
+	f.Add("project: discrete Gaussian on marginal {nope} (ℓ2 sensitivity 1 counts, σ = 1e400 counts)")
+	f.Add("project: discrete Gaussian on marginal {} (ℓ2 sensitivity 1 counts, σ = -3 counts)")
+	f.Fuzz(func(t *testing.T, label string) {
+		plan := &solvers.Plan{Solver: "project", Charges: []privacy.Charge{{Label: label, Cost: privacy.ZCDPCost(0.01)}}}
+		noise, note := planNoise(plan, dom)
+		if note == "" {
+			t.Errorf("planNoise(%q): no note", label)
+		}
+		for _, n := range noise {
+			if !(n.Sigma > 0) || math.IsInf(n.Sigma, 0) || n.Cells < 0 || math.Abs(n.HalfWidth95-1.959963984540054*n.Sigma) > 1e-9*n.Sigma {
+				t.Errorf("planNoise(%q) = %+v", label, n)
+			}
+		}
+	})
 }
