@@ -107,7 +107,13 @@ func (s *OutDirSettings) names() []string {
 // SIGKILL cannot remove them; they never carry a final name, so a killed run
 // leaves no synthetic.parquet or manifest.json behind (a kill during the
 // few renames of Commit can leave some outputs without manifest.json,
-// which marks the release as incomplete).
+// which marks the release as incomplete). The next CreateOutDir on the
+// folder removes such leftovers (see stale.go and Stale): only files of
+// that form for the names a release writes, and only those no live
+// release holds (each holds a shared lock on its temporary files).
+//
+// A folder that CreateOutDir creates (with any parents it creates) is
+// removed again by Abort if it is empty; a folder that existed stays.
 //
 // Usage:
 //
@@ -121,15 +127,25 @@ func (s *OutDirSettings) names() []string {
 type OutDir struct {
 	dir     string
 	set     OutDirSettings
-	made    bool     // the folder was created by this run
+	made    []string // folders created by this run, deepest first
+	stale   []string // temporary files of dead releases removed at open
 	pending []pend   // written, not yet committed, in write order
 	moved   []string // finals renamed into place by a failed commit
 	done    bool     // committed or aborted
 }
 
 type pend struct {
-	name string // final name
-	tmp  string // path of the temporary file
+	name string   // final name
+	tmp  string   // path of the temporary file
+	hold *os.File // holds the shared lock on tmp until commit or abort
+}
+
+// release drops the lock on the temporary file.
+func (p *pend) release() {
+	if p.hold != nil {
+		p.hold.Close()
+		p.hold = nil
+	}
 }
 
 // CreateOutDir opens dir (creating it and its parents if needed) as the
@@ -148,10 +164,19 @@ func CreateOutDir(ctx context.Context, dir string, s *OutDirSettings) (*OutDir, 
 	fi, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
+		// Note which folders do not exist yet, deepest first, so that a
+		// failed run removes exactly those it made.
+		var missing []string
+		for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+			if _, err := os.Lstat(d); err == nil || filepath.Dir(d) == d {
+				break
+			}
+			missing = append(missing, d)
+		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, &CreateError{Path: dir, Err: err}
 		}
-		od.made = true
+		od.made = missing
 	case err != nil:
 		return nil, &CreateError{Path: dir, Err: err}
 	case !fi.IsDir():
@@ -166,6 +191,9 @@ func CreateOutDir(ctx context.Context, dir string, s *OutDirSettings) (*OutDir, 
 			}
 		}
 	}
+	if od.made == nil {
+		od.stale = removeStale(dir, od.set.names())
+	}
 	// Probe: can a file be created here?
 	f, err := os.CreateTemp(dir, ".synth-probe-*")
 	if err != nil {
@@ -174,7 +202,9 @@ func CreateOutDir(ctx context.Context, dir string, s *OutDirSettings) (*OutDir, 
 	}
 	name := f.Name()
 	f.Close()
-	if err := os.Remove(name); err != nil {
+	// (Another release opening the folder at this moment may have removed
+	// the probe already: that is fine.)
+	if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, &CreateError{Path: dir, Err: unwrapPath(err)}
 	}
 	return od, nil
@@ -240,6 +270,7 @@ func (od *OutDir) Write(ctx context.Context, name string, mode fs.FileMode, fn f
 	if err != nil {
 		return &CreateError{Path: final, Err: unwrapPath(err)}
 	}
+	lockShared(f) // best effort: a file system without locks still works
 	od.pending = append(od.pending, pend{name: name, tmp: f.Name()})
 	cw := &ctxWriter{ctx: ctx, w: f}
 	bw := bufio.NewWriterSize(cw, 1<<20)
@@ -265,6 +296,15 @@ func (od *OutDir) Write(ctx context.Context, name string, mode fs.FileMode, fn f
 		f.Close()
 		return &WriteError{Path: final, Op: "sync", Err: unwrapPath(err)}
 	}
+	// Keep a shared lock on the temporary file until commit or abort (a
+	// second handle, locked before the first is closed).
+	if h, err := os.Open(f.Name()); err == nil {
+		if lockShared(h) == nil {
+			od.pending[len(od.pending)-1].hold = h
+		} else {
+			h.Close()
+		}
+	}
 	if err := f.Close(); err != nil {
 		return &WriteError{Path: final, Op: "close", Err: unwrapPath(err)}
 	}
@@ -275,6 +315,7 @@ func (od *OutDir) Write(ctx context.Context, name string, mode fs.FileMode, fn f
 	for i, p := range od.pending[:len(od.pending)-1] {
 		if p.name == name {
 			os.Remove(p.tmp)
+			od.pending[i].release()
 			od.pending = slices.Delete(od.pending, i, i+1)
 			break
 		}
@@ -352,6 +393,9 @@ func (od *OutDir) Commit(ctx context.Context) (err error) {
 	if err := syncDir(od.dir); err != nil {
 		return &WriteError{Path: od.dir, Op: "sync", Err: unwrapPath(err)}
 	}
+	for i := range od.pending {
+		od.pending[i].release()
+	}
 	od.pending, od.moved, od.done = nil, nil, true
 	return nil
 }
@@ -393,16 +437,17 @@ func syncDir(dir string) error {
 }
 
 // Abort removes every temporary file and every output already moved into
-// place by a failed Commit, and the folder itself if this run created it
-// and it is empty. It is a no-op after a successful Commit and may be
-// called more than once (defer it).
+// place by a failed Commit, and the folder itself (and the parents it
+// created) if this run created it and it is empty. It is a no-op after a
+// successful Commit and may be called more than once (defer it).
 func (od *OutDir) Abort() {
 	if od.done {
 		return
 	}
 	od.done = true
-	for _, p := range od.pending {
+	for i, p := range od.pending {
 		os.Remove(p.tmp)
+		od.pending[i].release()
 	}
 	for _, path := range od.moved {
 		os.Remove(path)
@@ -411,8 +456,12 @@ func (od *OutDir) Abort() {
 	od.removeMadeDir()
 }
 
+// removeMadeDir removes the folders this run created, deepest first; each
+// removal fails, harmlessly, unless the folder is empty.
 func (od *OutDir) removeMadeDir() {
-	if od.made {
-		os.Remove(od.dir) // fails, harmlessly, unless empty
+	for _, d := range od.made {
+		if os.Remove(d) != nil {
+			return
+		}
 	}
 }

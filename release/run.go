@@ -180,6 +180,7 @@ func (r *runner) plan() error {
 	if err := r.ledger.Check(r.plan0.Charges...); err != nil {
 		return err
 	}
+	r.warnings = append(r.warnings, BudgetWarnings(cfg.Epsilon, cfg.Delta)...)
 	r.log.Info("budget checked", "model", r.est.Model.String(), "peak_memory", fmtBytes(r.est.PeakBytes), "epsilon", cfg.Epsilon, "delta", cfg.Delta,
 		"solver", r.solverName, "setting", r.setting.String(), "charges", len(r.plan0.Charges))
 	return nil
@@ -202,6 +203,9 @@ func (r *runner) openOut() error {
 		return err
 	}
 	r.od = od
+	if st := od.Stale(); len(st) > 0 {
+		r.log.Warn("removed temporary files left in the output folder by an interrupted release", "files", strings.Join(st, ", "))
+	}
 	return nil
 }
 
@@ -392,6 +396,7 @@ func (r *runner) solve() error {
 		}
 	}
 	r.warnings = append(r.warnings, r.res.Plan.Warnings...)
+	r.warnings = append(r.warnings, r.sizeWarnings()...)
 	r.rows = r.cfg.Rows
 	if r.rows == 0 {
 		r.rows = r.n

@@ -89,7 +89,7 @@ func runDemo(ctx context.Context, e *env, o *demoOptions) error {
 		Out: out, Title: fmt.Sprintf("synth demo: %s, all 3-way marginals", ds.Name),
 		// The files are a scratch copy of the embedded ones: name those.
 		DataName: "embedded:datasets/" + ds.Data, DomainName: "embedded:datasets/" + ds.Domain,
-		Version: version, Commit: commit(),
+		Version: readBuildVersion().Version, Commit: readBuildVersion().manifestCommit(),
 	}
 	if seed != nil {
 		cfg.Seed = seed

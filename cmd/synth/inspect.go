@@ -2,15 +2,19 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
+	"math/big"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/pflag"
 
 	"github.com/dpsynth/synth/ingest"
 	"github.com/dpsynth/synth/release"
+	"github.com/dpsynth/synth/solvers"
 	"github.com/dpsynth/synth/universe"
 )
 
@@ -19,12 +23,22 @@ type inspectOptions struct {
 	Domain string
 	dataOptions
 	workloadOptions
+	Solver       string
+	Model        string
+	MemoryCap    uint64
+	MaxModelSize uint64
 }
 
 func (o *inspectOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Domain, "domain", "", "domain file (JSON), the public description of the table")
 	o.dataOptions.AddFlags(fs)
 	o.workloadOptions.AddFlags(fs)
+	fs.StringVar(&o.Solver, "solver", "project", "with a workload: the solver whose release is estimated: "+strings.Join(solvers.Names(), ", "))
+	fs.StringVar(&o.Model, "model", "auto", "with a workload: auto, explicit or factored (as synth release --model)")
+	o.MemoryCap = universe.DefaultMemoryCap
+	fs.Var(sizeValue{&o.MemoryCap}, "memory-cap", "with a workload: the memory cap of the estimated release (as synth release --memory-cap)")
+	o.MaxModelSize = solvers.DefaultMaxModelBytes
+	fs.Var(sizeValue{&o.MaxModelSize}, "max-model-size", "with a workload: the factored model's cap (as synth release --max-model-size)")
 }
 
 func init() {
@@ -32,7 +46,7 @@ func init() {
 		name:    "inspect",
 		summary: "describe a domain and validate data against it",
 		usage: `Prints the attribute table, the universe size (exact and log10) and the memory of
-an explicit vector over it. With --data, reads the whole file, checks every
+one explicit vector over it. With --data, reads the whole file, checks every
 value against the domain and prints n, the distinct cells seen and the
 validation result; bad values are listed (the first 20, with file, row
 (1-based, header not counted) and column), counted, and the repairs that
@@ -43,11 +57,15 @@ the projected one.
 
 With --workload (or --marginals K), reports the workload's shape: the number
 of queries m, its families, each marginal set with its cells, and the memory
-of its operator over the universe.
+of its operator over the universe; then the estimate synth release makes
+before it reads any data: the model it would choose (--model auto) and why,
+and its estimated peak memory for --solver under --memory-cap (a release over
+the cap is refused with exit 78; inspect only reports it).
 
 Examples:
   synth inspect --domain adult-reduced-domain.json
   synth inspect --domain adult-reduced-domain.json --marginals 3
+  synth inspect --domain adult-domain.json --marginals 3 --memory-cap 1GiB
   synth inspect --domain adult-domain.json --workload workload.json
   synth inspect --domain adult-reduced-domain.json --data adult-reduced.csv
   synth inspect --domain people.json --data people.parquet --clamp --unknown-to-other
@@ -88,7 +106,10 @@ func runInspect(ctx context.Context, e *env, o *inspectOptions) error {
 			return err
 		}
 		fmt.Fprintln(e.stdout)
-		if err := wl.Describe(e.stdout, universe.DefaultMemoryCap); err != nil {
+		if err := wl.Describe(e.stdout, o.MemoryCap); err != nil {
+			return err
+		}
+		if err := o.printEstimate(ctx, e.stdout); err != nil {
 			return err
 		}
 	}
@@ -113,12 +134,32 @@ func printUniverse(w io.Writer, d *universe.Domain) {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", a.Name, a.Kind, a.Size(), a.Describe())
 	}
 	tw.Flush()
-	fits := "fits the default cap of " + universe.FormatBytes(bigInt(universe.DefaultMemoryCap))
-	if _, err := d.CheckExplicit(0); err != nil {
-		fits = "over the default cap of " + universe.FormatBytes(bigInt(universe.DefaultMemoryCap)) + ": too large for the explicit solvers"
+	fmt.Fprintf(w, "\nattributes: %d\nuniverse size: %s (10^%.2f)\none explicit vector: %s (a release holds several; --marginals K or --workload F gives its estimate)\n",
+		d.Len(), universe.FormatCount(d.SizeBig()), d.Log10Size(), universe.FormatBytes(d.ExplicitBytes()))
+}
+
+// printEstimate prints the model and peak memory synth release would
+// plan for the workload (release.PlanOnly: no data is read).
+func (o *inspectOptions) printEstimate(ctx context.Context, w io.Writer) error {
+	model, err := release.ParseModelChoice(o.Model)
+	if err != nil {
+		return usagef("--model: %v", err)
 	}
-	fmt.Fprintf(w, "\nattributes: %d\nuniverse size: %s (10^%.2f)\nexplicit vector: %s (%s)\n",
-		d.Len(), universe.FormatCount(d.SizeBig()), d.Log10Size(), universe.FormatBytes(d.ExplicitBytes()), fits)
+	cfg := &release.Config{Domain: o.Domain, Workload: o.Workload, Marginals: o.Marginals, Sample: o.Sample, WorkloadSeed: o.WorkloadSeed,
+		Epsilon: 1, Delta: 1e-9, Solver: o.Solver, Model: model, MemoryCap: o.MemoryCap, MaxModelBytes: o.MaxModelSize}
+	fmt.Fprintf(w, "\nrelease estimate (solver %s, --model %s, --memory-cap %s; planned at ε = 1, δ = 1e-9):\n",
+		o.Solver, model, universe.FormatBytes(new(big.Int).SetUint64(o.MemoryCap)))
+	p, err := release.PlanOnly(ctx, cfg)
+	var me *release.MemoryError
+	switch {
+	case errors.As(err, &me):
+		fmt.Fprintf(w, "refused: %v\n(synth release would exit %d before reading the data)\n", err, ExitMemory)
+		return nil
+	case err != nil:
+		return err
+	}
+	_, err = io.WriteString(w, p.Memory.Text)
+	return err
 }
 
 // printData prints what a read found.

@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/dpsynth/synth/release"
 )
 
 func TestInspectWorkload(t *testing.T) {
@@ -23,5 +25,42 @@ func TestInspectWorkload(t *testing.T) {
 	code, _, _ = run(t, "inspect", "--domain", domain, "--marginals", "2", "--workload", "w.json")
 	if code != ExitUsage {
 		t.Errorf("inspect with --workload and --marginals: exit %d, want %d", code, ExitUsage)
+	}
+}
+
+// TestInspectEstimate: with a workload, inspect prints the same model and
+// peak memory estimate as synth release --dry-run, for the solver, model
+// and caps given; an estimate over the cap is reported, not an error.
+func TestInspectEstimate(t *testing.T) {
+	_, domain := extract(t, "adult-reduced")
+	for _, tt := range []struct {
+		args []string
+		want []string
+	}{
+		{nil, []string{"release estimate (solver project, --model auto, --memory-cap 4.0 GiB", "model: explicit (auto: the universe has 336,000 cells", "estimated peak memory: 46.1 MiB"}},
+		{[]string{"--solver", "dpam"}, []string{"model: explicit", "dpam's vectors over the 336,000-cell universe"}},
+		{[]string{"--model", "factored"}, []string{"model: factored (--model factored)", "junction tree"}},
+		{[]string{"--model", "explicit", "--memory-cap", "10MiB"}, []string{"refused: the explicit model of project over 336,000 cells", "synth release would exit 78"}},
+	} {
+		args := append([]string{"inspect", "--domain", domain, "--marginals", "3"}, tt.args...)
+		code, out, errs := run(t, args...)
+		if code != ExitOK {
+			t.Fatalf("%q: exit %d, stderr %q", args, code, errs)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%q: output does not contain %q:\n%s", args, w, out)
+			}
+		}
+		if tt.args != nil {
+			continue
+		}
+		// The dry run of the same release states the same estimate.
+		r := inProcess(t, "release", "--dry-run", "--json", "--data", fifo(t), "--domain", domain, "--marginals", "3", "--epsilon", "1", "--out", "out")
+		var p release.Preview
+		jsonLine(t, r.stdout, &p)
+		if r.code != ExitOK || p.Memory.Text == "" || !strings.Contains(out, p.Memory.Text) {
+			t.Errorf("dry run: %s\nits estimate %q is not in inspect's output:\n%s", r, p.Memory.Text, out)
+		}
 	}
 }

@@ -22,7 +22,8 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
+// version may be set at build time with -ldflags "-X main.version=..."; it
+// then replaces the module version of the build information (version.go).
 var version = "dev"
 
 // env is what a command sees of the process: its streams and whether
@@ -109,7 +110,7 @@ func runMain(ctx context.Context, e *env, args []string) int {
 		printHelp(e.stdout)
 		return ExitOK
 	case "version", "--version":
-		fmt.Fprintf(e.stdout, "synth %s\n", versionString())
+		fmt.Fprintf(e.stdout, "synth %s\n", readBuildVersion())
 		return ExitOK
 	}
 	c, ok := commands[args[0]]

@@ -78,7 +78,7 @@ func TestInspectGolden(t *testing.T) {
 		want    []string
 	}{
 		{"adult-reduced", []string{"attributes: 7\n", "universe size: 336,000 (10^5.53)\n", "n: 48,842\n", "validation: ok"}},
-		{"adult", []string{"attributes: 14\n", "universe size: 641,263,392,000,000,000 (10^17.81)\n", "n: 48,842\n", "over the default cap"}},
+		{"adult", []string{"attributes: 14\n", "universe size: 641,263,392,000,000,000 (10^17.81)\n", "n: 48,842\n", "one explicit vector: 4.4 EiB"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.dataset, func(t *testing.T) {

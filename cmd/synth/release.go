@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -47,9 +49,12 @@ type releaseOptions struct {
 	Model          string
 	DryRun         bool
 	Title          string
+
+	flags *pflag.FlagSet // to tell a missing --epsilon from --epsilon 0
 }
 
 func (o *releaseOptions) AddFlags(fs *pflag.FlagSet) {
+	o.flags = fs
 	o.dataOptions.addFlags(fs, false)
 	fs.StringVar(&o.Domain, "domain", "", "domain file (JSON): the public description of the table")
 	fs.StringVar(&o.Source, "source", "", "count in a database instead of reading --data: postgres://… or clickhouse://… (credentials from the DSN or PGPASSWORD / CLICKHOUSE_PASSWORD; never printed); with --table or --query")
@@ -72,7 +77,7 @@ func (o *releaseOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.SynthFile, "synthetic-file", "", "name of the synthetic data file in --out (default synthetic.parquet or synthetic.csv)")
 	fs.StringVar(&o.Out, "out", "", "output folder (created if needed)")
 	fs.BoolVar(&o.Force, "force", false, "replace an earlier release in --out")
-	fs.StringVar(&o.Seed, "seed", "", "seed the randomness (tests and demos: the output is NOT private against anyone who knows it)")
+	fs.StringVar(&o.Seed, "seed", "", "seed the randomness (tests and demos: the output is NOT private against anyone who knows it); the same binary on a CPU with the same features and core count gives the same output, another CPU may not (AVX2 vs portable kernels)")
 	fs.Float64Var(&o.Holdout, "holdout", 0, "hold out this fraction of records to estimate the error against the population")
 	fs.BoolVar(&o.PublicReport, "public-report", false, "write reports with a-priori error bounds only (safe to publish) instead of the internal ones")
 	o.MemoryCap = universe.DefaultMemoryCap
@@ -81,6 +86,7 @@ func (o *releaseOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.Var(sizeValue{&o.MaxModelSize}, "max-model-size", "cap on the factored model's memory (e.g. 512MiB): the adaptive rounds measure only sets that keep the junction tree under it")
 	fs.StringVar(&o.Model, "model", "auto", "representation of the synthetic distribution: auto (explicit for small universes, else factored), explicit (a vector over the universe) or factored (a junction tree over the measured attribute sets; project solver)")
 	fs.StringVar(&o.Title, "title", "", "title of the reports")
+	fs.BoolVar(&o.DryRun, "dry-run", false, "print the plan (model and why, budget split, memory, rough time, noise per measured table) without reading the data or writing anything; exit codes as a release (77 over budget, 78 over memory); --json prints it as JSON")
 	o.outputOptions.AddFlags(fs)
 }
 
@@ -102,15 +108,28 @@ Examples:
       --epsilon 0.5 --delta 1e-9 --solver mwem --rows 100000 --out out/
   synth release --data t.csv --domain d.json --marginals 2 --epsilon 1 \
       --format csv --synthetic-file people.csv.gz --bins label --out out/
-  synth release --config release.json --epsilon 2   # flags override the file`,
+  synth release --config release.json --epsilon 2   # flags override the file
+  synth release --dry-run --data t.csv --domain d.json --marginals 3 \
+      --epsilon 1 --out out/      # the plan only: reads no data, writes nothing
+
+--dry-run prints the model and why, every privacy charge and the total,
+the estimated peak memory, a rough time estimate and the noise (σ, in
+counts) of every measured table, with the exit code the release would have
+(77 over budget, 78 over --memory-cap). A release warns (stderr and the
+manifest) when ε > 10 and when δ >= 1/n (n public under replace-one). It
+removes temporary files that a killed release left in --out, and a folder
+it created when it fails.`,
 		setup: setupFor[releaseOptions](runRelease),
 	})
 }
 
 // config turns the options into the pipeline's settings.
 func (o *releaseOptions) config() (*release.Config, error) {
-	if o.Epsilon == 0 {
+	switch {
+	case o.Epsilon == 0 && (o.flags == nil || !o.flags.Changed("epsilon")):
 		return nil, usagef("--epsilon is required")
+	case !(o.Epsilon > 0) || math.IsInf(o.Epsilon, 0):
+		return nil, usagef("--epsilon must be > 0 (and finite), got %v", o.Epsilon)
 	}
 	format, err := o.format()
 	if err != nil {
@@ -123,7 +142,7 @@ func (o *releaseOptions) config() (*release.Config, error) {
 		Epsilon: o.Epsilon, Delta: o.Delta, Solver: o.Solver, Setting: o.Setting, Rows: o.Rows,
 		Out: o.Out, Force: o.Force, Holdout: o.Holdout, PublicReport: o.PublicReport,
 		MemoryCap: o.MemoryCap, MaxModelBytes: o.MaxModelSize, Title: o.Title, ConfigFile: o.Config,
-		Version: version, Commit: commit(),
+		Version: readBuildVersion().Version, Commit: readBuildVersion().manifestCommit(),
 	}
 	if cfg.Model, err = release.ParseModelChoice(o.Model); err != nil {
 		return nil, usagef("--model: %v", err)
@@ -186,8 +205,17 @@ func runRelease(ctx context.Context, e *env, o *releaseOptions) error {
 	if err != nil {
 		return err
 	}
+	if o.DryRun {
+		return runDryRun(ctx, e, o, cfg)
+	}
 	if cfg.Seed != nil {
 		o.warn(e, log, "--seed given: "+privacy.SeededWarning)
+	}
+	// Warnings that public inputs already show come first, so that a
+	// batch log has them before the run's progress lines.
+	early := release.BudgetWarnings(cfg.Epsilon, cfg.Delta)
+	for _, wn := range early {
+		o.warn(e, log, wn)
 	}
 	bar := newProgress(e, o.Quiet)
 	out, err := release.Run(ctx, cfg, &release.Hooks{Log: log, Progress: bar.update,
@@ -199,13 +227,15 @@ func runRelease(ctx context.Context, e *env, o *releaseOptions) error {
 	if err != nil {
 		return err
 	}
+	for _, wn := range out.Warnings {
+		if !slices.Contains(early, wn) {
+			o.warn(e, log, wn)
+		}
+	}
 	if o.JSON {
 		return printJSONLine(e.stdout, out)
 	}
 	printOutcome(e, out)
-	for _, wn := range out.Warnings {
-		o.warn(e, log, wn)
-	}
 	return nil
 }
 

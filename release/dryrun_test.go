@@ -1,0 +1,241 @@
+package release
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/dpsynth/synth/privacy"
+	"github.com/dpsynth/synth/solvers"
+	"github.com/dpsynth/synth/universe"
+)
+
+// rawDomain is ingest's raw test domain (7 attributes of mixed kinds).
+var rawDomain = filepath.Join("..", "ingest", "testdata", "raw", "adult-raw-domain.json")
+
+// dryCfg is a release whose data file is a named pipe that no one writes
+// to: opening it would block, so a DryRun that returns never opened it.
+func dryCfg(t *testing.T) *Config {
+	t.Helper()
+	data := filepath.Join(t.TempDir(), "private.csv")
+	if err := syscall.Mkfifo(data, 0o600); err != nil {
+		t.Skipf("cannot make a FIFO here: %v", err)
+	}
+	return &Config{Data: data, Domain: rawDomain, Marginals: 2,
+		Epsilon: 1, Delta: 1e-9, Out: filepath.Join(t.TempDir(), "out")}
+}
+
+// TestDryRunNoise: the noise scales the preview reads from the charge
+// labels agree with the charges' own ρ (σ = Δ/√(2ρ), Δ = √2 for a marginal
+// under replace-one, 1 under add/remove); this pins the labels' wording.
+func TestDryRunNoise(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		set   func(*Config)
+		sens2 float64
+	}{
+		{"replace-one", func(*Config) {}, 2},
+		{"add-remove", func(c *Config) { c.Neighbours = solvers.AddRemove }, 1},
+		{"paper", func(c *Config) { c.Setting = "paper" }, 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := dryCfg(t)
+			tt.set(cfg)
+			p, err := DryRun(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Model != "explicit" || p.Solver != "project" {
+				t.Fatalf("DryRun: model %s, solver %s; want explicit, project", p.Model, p.Solver)
+			}
+			if len(p.Noise) != len(p.Charges) || len(p.Noise) == 0 {
+				t.Fatalf("DryRun: %d noise lines for %d charges", len(p.Noise), len(p.Charges))
+			}
+			for i, n := range p.Noise {
+				c := p.Charges[i]
+				if c.Rho == nil {
+					t.Fatalf("charge %q has no ρ", c.Label)
+				}
+				want := math.Sqrt(tt.sens2 / (2 * *c.Rho))
+				if tt.name == "paper" {
+					want = n.Sigma // one σ for all families; the sensitivity is the family's
+				}
+				if math.Abs(n.Sigma-want) > 1e-3*want || math.Abs(n.HalfWidth95-1.959963984540054*n.Sigma) > 1e-9*n.Sigma {
+					t.Errorf("noise of %s = σ %v, ±%v; want σ %v (ρ %v)", n.Table, n.Sigma, n.HalfWidth95, want, *c.Rho)
+				}
+				if tt.name != "paper" && (n.Cells < 2 || !strings.HasPrefix(n.Table, "marginal {")) {
+					t.Errorf("noise line %+v: want a marginal with its cells", n)
+				}
+			}
+		})
+	}
+}
+
+// TestDryRunTotals: the preview's total is what the charges compose to, at
+// most the budget; the memory and time estimates are filled in.
+func TestDryRunTotals(t *testing.T) {
+	cfg := dryCfg(t)
+	p, err := DryRun(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Total.Epsilon > cfg.Epsilon || p.Total.Epsilon < 0.999*cfg.Epsilon || p.Total.Delta != cfg.Delta {
+		t.Errorf("total (ε %v, δ %v), want just under (%v, %v)", p.Total.Epsilon, p.Total.Delta, cfg.Epsilon, cfg.Delta)
+	}
+	rho := 0.0
+	for _, c := range p.Charges {
+		rho += *c.Rho
+	}
+	if p.Total.Rho == nil || math.Abs(*p.Total.Rho-rho) > 1e-12 || rho > p.Budget.Rho {
+		t.Errorf("total ρ %v, sum of charges %v, budget ρ %v", p.Total.Rho, rho, p.Budget.Rho)
+	}
+	if p.Memory.PeakBytes == 0 || !strings.Contains(p.Memory.Text, "estimated peak memory") {
+		t.Errorf("memory %+v", p.Memory)
+	}
+	if !(p.Time.Seconds > 0 && p.Time.Low < p.Time.Seconds && p.Time.Seconds < p.Time.High) || !strings.Contains(p.Time.Method, "rough") {
+		t.Errorf("time %+v", p.Time)
+	}
+	if len(p.Warnings) != 0 {
+		t.Errorf("warnings %q at ε = 1", p.Warnings)
+	}
+}
+
+// TestDryRunSolvers: a factored plan that fits one model lists its
+// marginals, an adaptive one its one-way measurement; a solver whose noise
+// is in its selections lists none and says so.
+func TestDryRunSolvers(t *testing.T) {
+	cfg := dryCfg(t)
+	cfg.Model = ModelFactored
+	p, err := DryRun(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Model != "factored" || len(p.Noise) != len(p.Charges) || len(p.Noise) < 2 || !(p.Time.Seconds > 0) || !strings.Contains(p.Time.Method, "junction-tree cells") {
+		t.Errorf("factored, one model: model %s, %d noise lines, %d charges, time %+v", p.Model, len(p.Noise), len(p.Charges), p.Time)
+	}
+	cfg.Marginals, cfg.MaxModelBytes = 3, 16<<10 // the 3-way sets do not fit one model of 16 KiB
+	if p, err = DryRun(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if !(p.Time.Seconds > 0) || !strings.Contains(p.Time.Method, "nominal rounds") {
+		t.Errorf("factored, rounds: time %+v", p.Time)
+	}
+	if p.Model != "factored" || len(p.Noise) != 1 || !strings.Contains(p.Noise[0].Table, "one-way marginals") || p.Noise[0].Cells == 0 {
+		t.Errorf("factored: model %s, noise %+v", p.Model, p.Noise)
+	}
+	if !strings.Contains(p.NoiseNote, "adaptive rounds") {
+		t.Errorf("factored: note %q does not mention the adaptive rounds", p.NoiseNote)
+	}
+	for _, s := range []string{"dpfw", "smd"} {
+		cfg := dryCfg(t)
+		cfg.Solver = s
+		p, err := DryRun(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Noise) != 0 || !strings.Contains(p.NoiseNote, "no noise scale") || p.Time.Seconds != 0 {
+			t.Errorf("%s: noise %+v, note %q, time %+v", s, p.Noise, p.NoiseNote, p.Time)
+		}
+	}
+}
+
+// TestDryRunRefusals: the same refusals as a release, before any data.
+func TestDryRunRefusals(t *testing.T) {
+	var be *privacy.BudgetError
+	var me *MemoryError
+	var ce *ConfigError
+	for _, tt := range []struct {
+		name string
+		set  func(*Config)
+		is   func(error) bool
+	}{
+		{"pure budget", func(c *Config) { c.Delta = 0 }, func(err error) bool { return errors.As(err, &be) && errors.Is(err, privacy.ErrBudgetExceeded) }},
+		{"memory", func(c *Config) { c.MemoryCap = 1 << 10 }, func(err error) bool { return errors.As(err, &me) }},
+		{"solver", func(c *Config) { c.Solver = "nope" }, func(err error) bool { return errors.As(err, &ce) }},
+		{"no out", func(c *Config) { c.Out = "" }, func(err error) bool { return errors.As(err, &ce) }},
+		{"no data file", func(c *Config) { c.Data += ".missing" }, func(err error) bool { return errors.Is(err, fs.ErrNotExist) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := dryCfg(t)
+			tt.set(cfg)
+			p, err := DryRun(context.Background(), cfg)
+			if err == nil || !tt.is(err) {
+				t.Errorf("DryRun = %+v, %v; want the refusal", p, err)
+			}
+			if _, err := os.Stat(cfg.Out); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("DryRun made the output folder (%v)", err)
+			}
+		})
+	}
+}
+
+// TestPlanOnly: the plan without a data file or output folder (synth
+// inspect) is the dry run's.
+func TestPlanOnly(t *testing.T) {
+	cfg := dryCfg(t)
+	want, err := DryRun(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Data, cfg.Out = "", ""
+	got, err := PlanOnly(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Memory.Text != want.Memory.Text || got.Model != want.Model || len(got.Charges) != len(want.Charges) {
+		t.Errorf("PlanOnly: model %s, %d charges, memory %q; DryRun: %s, %d, %q", got.Model, len(got.Charges), got.Memory.Text, want.Model, len(want.Charges), want.Memory.Text)
+	}
+	if cfg.Data != "" || cfg.Out != "" {
+		t.Errorf("PlanOnly changed its config: %q, %q", cfg.Data, cfg.Out)
+	}
+}
+
+func TestBudgetWarnings(t *testing.T) {
+	for _, tt := range []struct {
+		eps  float64
+		want int
+	}{{1, 0}, {10, 0}, {10.5, 1}, {100, 1}} {
+		if got := BudgetWarnings(tt.eps, 1e-9); len(got) != tt.want {
+			t.Errorf("BudgetWarnings(%v) = %q, want %d warnings", tt.eps, got, tt.want)
+		}
+	}
+	for _, tt := range []struct {
+		delta, n float64
+		want     bool
+	}{{1e-9, 1000, false}, {1e-3, 1000, true}, {1e-3, 999, false}, {0.01, 1000, true}, {0, 10, false}, {1e-3, 0, false}} {
+		if got := DeltaWarning(tt.delta, tt.n, "n") != ""; got != tt.want {
+			t.Errorf("DeltaWarning(%v, %v) = %v, want %v", tt.delta, tt.n, got, tt.want)
+		}
+	}
+}
+
+// FuzzPlanNoise: reading noise scales from arbitrary charge labels never
+// panics and yields only finite, positive scales with ±1.96σ.
+func FuzzPlanNoise(f *testing.F) {
+	dom, err := universe.LoadDomain(rawDomain)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add("project: discrete Gaussian on marginal {education, sex} (ℓ2 sensitivity 1.414 counts, σ = 61.16 counts)")
+	f.Add("project: discrete Gaussian on the 7 one-way marginals (ℓ2 sensitivity 1.414 counts each, σ = 8.318 counts)")
+	f.Add("project: discrete Gaussian on marginal {nope} (ℓ2 sensitivity 1 counts, σ = 1e400 counts)")
+	f.Add("project: discrete Gaussian on marginal {} (ℓ2 sensitivity 1 counts, σ = -3 counts)")
+	f.Fuzz(func(t *testing.T, label string) {
+		plan := &solvers.Plan{Solver: "project", Charges: []privacy.Charge{{Label: label, Cost: privacy.ZCDPCost(0.01)}}}
+		noise, note := planNoise(plan, dom)
+		if note == "" {
+			t.Errorf("planNoise(%q): no note", label)
+		}
+		for _, n := range noise {
+			if !(n.Sigma > 0) || math.IsInf(n.Sigma, 0) || n.Cells < 0 || math.Abs(n.HalfWidth95-1.959963984540054*n.Sigma) > 1e-9*n.Sigma {
+				t.Errorf("planNoise(%q) = %+v", label, n)
+			}
+		}
+	})
+}
