@@ -15,6 +15,7 @@ import (
 	"github.com/dpsynth/synth/ingest"
 	"github.com/dpsynth/synth/release"
 	"github.com/dpsynth/synth/solvers"
+	"github.com/dpsynth/synth/sqlsrc"
 	"github.com/dpsynth/synth/universe"
 )
 
@@ -27,12 +28,18 @@ type inspectOptions struct {
 	Model        string
 	MemoryCap    uint64
 	MaxModelSize uint64
+	Source       string
+	Table        string
+	Query        string
 }
 
 func (o *inspectOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Domain, "domain", "", "domain file (JSON), the public description of the table")
 	o.dataOptions.AddFlags(fs)
 	o.workloadOptions.AddFlags(fs)
+	fs.StringVar(&o.Source, "source", "", "validate and count the data in a database instead of --data: postgres://… or clickhouse://… with --table or --query")
+	fs.StringVar(&o.Table, "table", "", "the table to check (--source)")
+	fs.StringVar(&o.Query, "query", "", "a SELECT whose rows are the records (--source)")
 	fs.StringVar(&o.Solver, "solver", "project", "with a workload: the solver whose release is estimated: "+strings.Join(solvers.Names(), ", "))
 	fs.StringVar(&o.Model, "model", "auto", "with a workload: auto, explicit or factored (as synth release --model)")
 	o.MemoryCap = universe.DefaultMemoryCap
@@ -112,6 +119,9 @@ func runInspect(ctx context.Context, e *env, o *inspectOptions) error {
 		if err := o.printEstimate(ctx, e.stdout); err != nil {
 			return err
 		}
+	}
+	if o.Source != "" {
+		return inspectSource(ctx, e, o, d)
 	}
 	if o.Data == "" {
 		return nil
@@ -198,4 +208,41 @@ func attrOther(d *universe.Domain, name string) string {
 // spec names the workload the flags ask for.
 func (o *workloadOptions) spec() release.WorkloadSpec {
 	return release.WorkloadSpec{File: o.Workload, Marginals: o.Marginals, Sample: o.Sample, Seed: o.WorkloadSeed}
+}
+
+// inspectSource checks the data in a database: one query counts the rows
+// and, per column, the values outside the domain (and the repairs of the
+// policy), without moving a record out of the engine.
+func inspectSource(ctx context.Context, e *env, o *inspectOptions, d *universe.Domain) error {
+	if o.Data != "" {
+		return usagef("give --data or --source, not both")
+	}
+	if (o.Table == "") == (o.Query == "") {
+		return usagef("--source needs exactly one of --table and --query")
+	}
+	src, err := sqlsrc.Open(ctx, o.Source, d, &sqlsrc.Options{Table: o.Table, Query: o.Query,
+		Policy: universe.Policy{Clamp: o.Clamp, UnknownToOther: o.UnknownToOther}})
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	fmt.Fprintf(e.stdout, "\nsource: %s (%s)\n", sqlsrc.RedactDSN(o.Source), src.Dialect())
+	rep, err := src.Check(ctx)
+	if rep != nil {
+		fmt.Fprintf(e.stdout, "n: %s\n", fmtInt(rep.Rows))
+		for _, c := range rep.Columns {
+			switch {
+			case c.Bad > 0:
+				fmt.Fprintf(e.stdout, "  %s: %s values outside the domain, e.g. %q\n", c.Column, fmtInt(c.Bad), c.Example)
+			case c.Repaired > 0:
+				fmt.Fprintf(e.stdout, "  %s: %s values repaired by the policy\n", c.Column, fmtInt(c.Repaired))
+			}
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(e.stdout, "validation: failed (see the error below)")
+		return err
+	}
+	fmt.Fprintln(e.stdout, "validation: ok")
+	return nil
 }
