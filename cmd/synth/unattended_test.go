@@ -78,7 +78,16 @@ func TestDryRunBinary(t *testing.T) {
 		{[]string{"--epsilon", "1", "--solver", "nope"}, ExitUsage, `unknown solver "nope"`},
 		{[]string{"--epsilon", "1", "--data", data + ".missing"}, ExitNoInput, data + ".missing: no such file"},
 	} {
-		r := runBinary(t, "", append(base, tt.args...)...)
+		args := append([]string(nil), base...)
+		for i := 0; i+1 < len(tt.args); i++ {
+			if tt.args[i] == "--data" {
+				// Replace the base's --data (given twice is a usage error).
+				args[3] = tt.args[i+1]
+				tt.args = append(append([]string(nil), tt.args[:i]...), tt.args[i+2:]...)
+				break
+			}
+		}
+		r := runBinary(t, "", append(args, tt.args...)...)
 		if r.code != tt.code || !strings.Contains(r.stderr, tt.want) || r.stdout != "" {
 			t.Errorf("dry run %q: %s\nwant exit %d and %q", tt.args, r, tt.code, tt.want)
 		}
