@@ -543,7 +543,9 @@ func (r *runner) writeRows() error {
 			return err
 		}
 		r.synthAns = tally.answers()
-		r.distAns = factoredAnswers(r.res.Model, r.wl)
+		if r.wl.M() <= maxDistributionQueries {
+			r.distAns = factoredAnswers(r.res.Model, r.wl)
+		}
 		return nil
 	}
 	cells, err := Sample(nil, r.res.D, r.rows, cfg.Sampling, r.rnd)
@@ -766,6 +768,13 @@ func (t *marginalTally) answers() []float64 {
 	}
 	return out
 }
+
+// maxDistributionQueries bounds the workloads whose answers on a factored
+// model's distribution (before sampling) the internal report shows: beyond
+// it the marginals that span cliques cost seconds of elimination and the
+// answers a vector of m floats (full ADULT, all 3-way marginals: m = 2.1·10^7),
+// so the report shows the rows' errors only.
+const maxDistributionQueries = 1 << 20
 
 // factoredAnswers answers the workload's marginals from the model (nil if
 // some marginal spans cliques beyond the elimination cap).
