@@ -233,6 +233,14 @@ func tunedRounds(d int, rho float64) int {
 	return 4 * d
 }
 
+// annealFactor scales the annealing test's noise allowance (experiments).
+func (s *Project) annealFactor() float64 {
+	if s.anneal > 0 {
+		return s.anneal
+	}
+	return 1
+}
+
 // selectShare is the share of each round's ρ spent on the selection.
 func (s *Project) selectShare() float64 {
 	if s.selShare > 0 {
@@ -492,7 +500,7 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 			}
 			p.Progress(Progress{Iter: round + 1, Total: total, Objective: fit.loss, Elapsed: time.Since(start)})
 		}
-		if !final && moved <= math.Sqrt(2/math.Pi)*sigma*float64(len(y)) {
+		if !final && moved <= s.annealFactor()*math.Sqrt(2/math.Pi)*sigma*float64(len(y)) {
 			// Annealing: the measurement barely moved the model; spend more
 			// per round.
 			sigma /= 2
