@@ -278,7 +278,7 @@ func (r *runner) readSource() error {
 		return &DataError{File: sqlsrc.RedactDSN(cfg.Source), Msg: "no records to release (the table or query is empty)"}
 	}
 	r.n = rep.Rows
-	if r.est.Model == solvers.Explicit {
+	if r.needsHistogram() {
 		if r.counts, err = src.Histogram(r.ctx); err != nil {
 			return err
 		}
@@ -288,6 +288,23 @@ func (r *runner) readSource() error {
 	}
 	r.log.Info("data counted in the source", "records", r.n)
 	return nil
+}
+
+// needsHistogram reports whether the solver needs the whole histogram: the
+// solvers other than project (whose iterations read every record's cell),
+// and project when the workload has families other than marginals (their
+// answers come from the records). On the explicit model the histogram has at
+// most one row per universe cell.
+func (r *runner) needsHistogram() bool {
+	if r.solverName != "project" {
+		return true
+	}
+	for _, f := range r.wl.Families() {
+		if f.Kind != query.Marginals {
+			return true
+		}
+	}
+	return false
 }
 
 // readMarginalCounts reads a file of marginal count tables.
