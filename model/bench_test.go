@@ -219,3 +219,44 @@ func BenchmarkSample(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMarginals answers all 364 3-way marginals of adult's 14
+// attributes (most of them across cliques) on a random model of the adult
+// tree, one Marginal at a time and with one Marginals call.
+func BenchmarkMarginals(b *testing.B) {
+	tr, err := NewTree(adultSizes, adultSets)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sets [][]int
+	n := len(adultSizes)
+	for a := range n {
+		for c := a + 1; c < n; c++ {
+			for d := c + 1; d < n; d++ {
+				sets = append(sets, []int{a, c, d})
+			}
+		}
+	}
+	outs := make([][]float64, len(sets))
+	for i, s := range sets {
+		outs[i] = make([]float64, int(cellsOf(adultSizes, s)))
+	}
+	m := New(tr, nil)
+	defer m.Close()
+	randomTheta(m, rand.New(rand.NewPCG(1, 1)))
+	m.Calibrate()
+	b.Run("Marginal", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			for i, s := range sets {
+				_ = m.Marginal(s, outs[i])
+			}
+		}
+	})
+	b.Run("Marginals", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = m.Marginals(sets, outs)
+		}
+	})
+}

@@ -73,6 +73,10 @@ type Model struct {
 	wj walkJob
 	vj vecJob
 	lj levelJob
+	bj batchJob
+
+	batches  []*batch // compiled set lists of Marginals
+	batchUse uint64
 }
 
 // New returns a model on tree t with θ = 0 everywhere (the uniform

@@ -1,0 +1,191 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// batchSets returns every single attribute, pair and triple of n
+// attributes, plus every clique of tr: covered and cross-clique sets.
+func batchSets(tr *Tree) [][]int {
+	n := len(tr.Sizes())
+	var sets [][]int
+	for a := range n {
+		sets = append(sets, []int{a})
+		for b := a + 1; b < n; b++ {
+			sets = append(sets, []int{a, b})
+			for c := b + 1; c < n; c++ {
+				sets = append(sets, []int{a, b, c})
+			}
+		}
+	}
+	for _, cl := range tr.Cliques() {
+		sets = append(sets, slices.Clone(cl))
+	}
+	return append(sets, []int{})
+}
+
+func newOuts(tr *Tree, sets [][]int) [][]float64 {
+	outs := make([][]float64, len(sets))
+	for i, s := range sets {
+		outs[i] = make([]float64, int(cellsOf(tr.Sizes(), s)))
+	}
+	return outs
+}
+
+// checkMarginals compares Marginals with Marginal (bit for bit) and with
+// brute force (within tol).
+func checkMarginals(t *testing.T, m *Model, sets [][]int, outs [][]float64) {
+	t.Helper()
+	if err := m.Marginals(sets, outs); err != nil {
+		t.Fatalf("Marginals: %v", err)
+	}
+	b := bruteForce(m)
+	for i, s := range sets {
+		want := make([]float64, len(outs[i]))
+		if err := m.Marginal(s, want); err != nil {
+			t.Fatalf("Marginal(%v): %v", s, err)
+		}
+		if !slices.Equal(outs[i], want) {
+			t.Errorf("Marginals set %v = %v, want Marginal's %v", s, outs[i], want)
+		}
+		if d := maxAbsDiff(outs[i], b.marginal(s)); d > tol {
+			t.Errorf("Marginals set %v: max abs diff %g from brute force", s, d)
+		}
+	}
+}
+
+func TestMarginalsMatchMarginalAndBruteForce(t *testing.T) {
+	for _, sh := range shapes() {
+		for _, workers := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%s/workers=%d", sh.name, workers), func(t *testing.T) {
+				r := rand.New(rand.NewPCG(uint64(len(sh.name)), 9))
+				m := randomModel(t, sh, r, 5, &Settings{Workers: workers})
+				defer m.Close()
+				sets := batchSets(m.Tree())
+				outs := newOuts(m.Tree(), sets)
+				checkMarginals(t, m, sets, outs)
+				// The same sets after a change of θ: the cached plan
+				// answers the new model.
+				randomTheta(m, r)
+				m.Calibrate()
+				checkMarginals(t, m, sets, outs)
+			})
+		}
+	}
+}
+
+func TestMarginalsParallelLarge(t *testing.T) {
+	// Cliques above minParallel cells: large in-clique sums, conditionals
+	// and sets split over two workers.
+	sizes := []int{50, 50, 30, 4, 6}
+	tr, err := NewTree(sizes, [][]int{{0, 1, 2}, {1, 2, 3}, {3, 4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, workers := range []int{1, 2} {
+		m := New(tr, &Settings{Workers: workers})
+		randomTheta(m, rand.New(rand.NewPCG(5, 5)))
+		m.Calibrate()
+		sets := [][]int{{0, 1, 2}, {0, 1}, {1, 2}, {0}, {4}, {1, 2, 3}, {0, 3}, {0, 2, 3}, {0, 4}, {0, 1, 4}, {2, 3, 4}}
+		outs := newOuts(tr, sets)
+		if err := m.Marginals(sets, outs); err != nil {
+			t.Fatal(err)
+		}
+		for i, s := range sets {
+			want := make([]float64, len(outs[i]))
+			if err := m.Marginal(s, want); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(outs[i], want) {
+				t.Errorf("workers %d: Marginals set %v differs from Marginal by %g", workers, s, maxAbsDiff(outs[i], want))
+			}
+		}
+		m.Close()
+	}
+}
+
+func TestMarginalsSkipAndTooLarge(t *testing.T) {
+	tr, err := NewTree([]int{10, 10, 10, 10}, [][]int{{0, 1}, {1, 2}, {2, 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(tr, &Settings{MaxElimCells: 999})
+	defer m.Close()
+	sets := [][]int{{0, 1}, {0, 3}, {1, 2}, {0, 2}}
+	outs := newOuts(tr, sets)
+	outs[3] = nil // skipped
+	err = m.Marginals(sets, outs)
+	var me *MarginalsError
+	if !errors.As(err, &me) || !slices.Equal(me.Index, []int{1}) {
+		t.Fatalf("Marginals = %v, want a *MarginalsError on set 1", err)
+	}
+	var tl *TooLargeError
+	if !errors.As(err, &tl) || tl.Cells != 1000 || tl.Cap != 999 {
+		t.Errorf("Marginals error %v does not hold a *TooLargeError of 1000 cells over 999", err)
+	}
+	for i, v := range outs[0] {
+		if math.Abs(v-0.01) > 1e-15 {
+			t.Fatalf("uniform Marginals set [0 1] [%d] = %v, want 0.01", i, v)
+		}
+	}
+	for i, v := range outs[2] {
+		if math.Abs(v-0.01) > 1e-15 {
+			t.Fatalf("uniform Marginals set [1 2] [%d] = %v, want 0.01", i, v)
+		}
+	}
+	// Skipping the failing set: no error.
+	outs[1] = nil
+	if err := m.Marginals(sets, outs); err != nil {
+		t.Errorf("Marginals without the failing set = %v, want nil", err)
+	}
+}
+
+func TestMarginalsAllocs(t *testing.T) {
+	for _, workers := range []int{1, 2} {
+		r := rand.New(rand.NewPCG(3, 3))
+		m := randomModel(t, shapes()[10], r, 3, &Settings{Workers: workers})
+		sets := batchSets(m.Tree())
+		outs := newOuts(m.Tree(), sets)
+		meas := m.Tree().Cliques()
+		mouts := newOuts(m.Tree(), meas)
+		_ = m.Marginals(sets, outs)
+		allocs := testing.AllocsPerRun(10, func() {
+			m.Calibrate()
+			_ = m.Marginals(sets, outs)
+			_ = m.Marginals(meas, mouts) // a second list stays cached
+		})
+		if allocs != 0 {
+			t.Errorf("workers %d: Marginals allocates %v times per call, want 0", workers, allocs)
+		}
+		m.Close()
+	}
+}
+
+func TestMarginalsPanics(t *testing.T) {
+	tr, err := NewTree([]int{2, 2, 3}, [][]int{{0, 1}, {1, 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(tr, nil)
+	defer m.Close()
+	for name, f := range map[string]func(){
+		"outs length":   func() { _ = m.Marginals([][]int{{0}}, nil) },
+		"output length": func() { _ = m.Marginals([][]int{{0}}, [][]float64{make([]float64, 3)}) },
+		"set order":     func() { _ = m.Marginals([][]int{{1, 0}}, [][]float64{make([]float64, 4)}) },
+		"set range":     func() { _ = m.Marginals([][]int{{3}}, [][]float64{make([]float64, 2)}) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+}
