@@ -220,33 +220,36 @@ func (m *Model) table(src fsrc, cond [][]float64, arena []float64) []float64 {
 func (m *Model) runCross(sp *setPlan, out []float64, cond [][]float64, arena []float64, dig []int) {
 	for i := range sp.steps {
 		st := &sp.steps[i]
+		// The product starts from its first factor rather than from 1
+		// (the same bits: 1·x = x).
 		prod := arena[:st.prodN]
-		for q := range prod {
-			prod[q] = 1
-		}
 		for j := range st.muls {
 			op := &st.muls[j]
-			op.p.mulFrom(prod, m.table(op.src, cond, arena), 0, op.p.cells, dig)
+			if j == 0 {
+				op.p.setFrom(prod, m.table(op.src, cond, arena), 0, op.p.cells, dig)
+			} else {
+				op.p.mulFrom(prod, m.table(op.src, cond, arena), 0, op.p.cells, dig)
+			}
 		}
 		nt := arena[st.out : st.out+st.outN]
 		clear(nt)
 		st.sum.sumTo(nt, prod, 0, st.sum.cells, dig)
 	}
-	for i := range out {
-		out[i] = 1
+	if len(sp.final) == 0 {
+		for i := range out {
+			out[i] = 1
+		}
 	}
 	for j := range sp.final {
 		op := &sp.final[j]
-		op.p.mulFrom(out, m.table(op.src, cond, arena), 0, op.p.cells, dig)
-	}
-	s := 0.0
-	for _, v := range out {
-		s += v
-	}
-	if s > 0 {
-		for i := range out {
-			out[i] /= s
+		if j == 0 {
+			op.p.setFrom(out, m.table(op.src, cond, arena), 0, op.p.cells, dig)
+		} else {
+			op.p.mulFrom(out, m.table(op.src, cond, arena), 0, op.p.cells, dig)
 		}
+	}
+	if s := sum4(out); s > 0 {
+		divBy(out, s)
 	}
 }
 
@@ -314,4 +317,20 @@ func union(a, b []int) []int {
 		}
 	}
 	return u
+}
+
+// sum4 returns the sum of x, in four running sums.
+func sum4(x []float64) float64 {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+3 < len(x); i += 4 {
+		s0 += x[i]
+		s1 += x[i+1]
+		s2 += x[i+2]
+		s3 += x[i+3]
+	}
+	for ; i < len(x); i++ {
+		s0 += x[i]
+	}
+	return (s0 + s1) + (s2 + s3)
 }

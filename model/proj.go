@@ -275,6 +275,53 @@ func (p *proj) mulFrom(dst, src []float64, lo, hi int, dig []int) {
 	}
 }
 
+// setFrom sets dst[i] = src[j(i)] for source cells i in [lo, hi).
+func (p *proj) setFrom(dst, src []float64, lo, hi int, dig []int) {
+	last := len(p.dims) - 1
+	in, ist := p.dims[last], p.stride[last]
+	j := p.start(lo, dig)
+	for i := lo; i < hi; {
+		if d1, blk := p.block(dig, hi-i); blk > 0 {
+			s1 := p.stride[last-1]
+			if ist == 0 {
+				for b := range d1 {
+					v := src[j+b*s1]
+					d := dst[i+b*in : i+(b+1)*in]
+					for k := range d {
+						d[k] = v
+					}
+				}
+			} else {
+				s := src[j : j+in]
+				for b := range d1 {
+					d := dst[i+b*in : i+(b+1)*in]
+					for k := range d {
+						d[k] = s[k]
+					}
+				}
+			}
+			i += blk
+			j = p.skipBlock(dig, j)
+			continue
+		}
+		run := min(in-dig[last], hi-i)
+		d := dst[i : i+run]
+		if ist == 0 {
+			v := src[j]
+			for k := range d {
+				d[k] = v
+			}
+		} else {
+			s := src[j : j+run]
+			for k := range d {
+				d[k] = s[k]
+			}
+		}
+		i += run
+		j = p.next(dig, j, run)
+	}
+}
+
 // maxTo sets dst[j(i)] = max(dst[j(i)], src[i]) for source cells i in
 // [lo, hi).
 func (p *proj) maxTo(dst, src []float64, lo, hi int, dig []int) {
