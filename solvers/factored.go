@@ -342,6 +342,7 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 	tmp := make([]float64, 0, len(fp.cands))
 	idx := make([]int, 0, len(fp.cands))
 	bufs := make([][]float64, len(fp.cands))
+	active := make([][]float64, len(fp.cands)) // bufs of the candidates in the running, nil for the others
 	for i := range fp.cands {
 		bufs[i] = make([]float64, len(tabs[i]))
 	}
@@ -374,16 +375,31 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 		// Candidates whose model stays under the cap, which grows with the
 		// budget spent (AIM's rule: early rounds keep the model small).
 		limit := float64(fp.cap) * (used + float64(d)*privacy.GaussianCost(sens, fp.sigma0).Rho) / (rho + float64(d)*privacy.GaussianCost(sens, fp.sigma0).Rho)
-		idx = idx[:0]
 		for i, c := range fp.cands {
+			active[i] = bufs[i]
 			if fit.tree.Covering(c) < 0 {
 				b, _ := sizeOf(append(measured[:len(measured):len(measured)], c))
 				if float64(b) > limit {
-					continue
+					active[i] = nil
 				}
 			}
-			if err := fit.cur.Marginal(c, bufs[i]); err != nil {
-				continue // too large to eliminate: not a candidate this round
+		}
+		// The model's marginals on every candidate still in the running,
+		// in one batch; sets too large to eliminate are not candidates this
+		// round.
+		if err := fit.cur.Marginals(fp.cands, active); err != nil {
+			var me *model.MarginalsError
+			if !errors.As(err, &me) {
+				return nil, err
+			}
+			for _, i := range me.Index {
+				active[i] = nil
+			}
+		}
+		idx = idx[:0]
+		for i := range fp.cands {
+			if active[i] == nil {
+				continue
 			}
 			l1 := 0.0
 			for k, v := range tabs[i] {
