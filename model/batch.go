@@ -36,18 +36,22 @@ func (e *MarginalsError) Unwrap() []error { return e.Errs }
 
 // batch is a compiled list of sets for Marginals.
 type batch struct {
-	sets    [][]int // copies of the sets, to recognise the list
-	plans   []setPlan
-	cells   []int // output cells per set
-	condCl  []int // cliques whose conditional some plan reads
-	cond    [][]float64
-	sep     []float64   // separator scratch for the conditionals
-	arena   [][]float64 // per worker
-	act     []int       // the sets of the current call, by worker share
-	off     []int       // running cost of act
-	failed  []int       // plans with an error
-	err     MarginalsError
-	lastUse uint64
+	sets   [][]int // copies of the sets, to recognise the list
+	plans  []setPlan
+	cells  []int // output cells per set
+	condCl []int // cliques whose conditional some plan reads
+	cond   [][]float64
+	sep    []float64   // separator scratch for the conditionals
+	arena  [][]float64 // per worker
+	act    []int       // the sets of the current call, by worker share
+	off    []int       // running cost of act
+	failed []int       // plans with an error
+	// The covered sets by covering clique, in order, for AddThetas.
+	groupCl  []int
+	groupSet [][]int
+	groupOff []int // running cells of groupCl
+	err      MarginalsError
+	lastUse  uint64
 }
 
 // batchJob runs the sets of a Marginals call whose running cost starts in
@@ -173,7 +177,7 @@ func (m *Model) Marginals(sets [][]int, outs [][]float64) error {
 func (m *Model) runBatch(b *batch, outs [][]float64, total int, cond bool) {
 	j := &m.bj
 	j.m, j.b, j.outs, j.cond = m, b, outs, cond
-	serial := m.workers == 1
+	serial := m.workers == 1 || total < minSplit
 	if cond {
 		for _, c := range b.condCl {
 			if m.t.sepCell[c] > len(m.wsep[min(1, m.workers-1)]) {
@@ -184,7 +188,7 @@ func (m *Model) runBatch(b *batch, outs [][]float64, total int, cond bool) {
 	if serial {
 		j.Run(0, 0, total)
 	} else {
-		m.team.For(total, 1, j)
+		m.splitFor(total, j)
 	}
 	j.b, j.outs = nil, nil
 }
@@ -245,6 +249,10 @@ func (m *Model) compile(sets [][]int) *batch {
 	}
 	need := make([]bool, k)
 	maxArena := 0
+	group := make([]int, k)
+	for c := range group {
+		group[c] = -1
+	}
 	for i, s := range sets {
 		b.sets[i] = slices.Clone(s)
 		b.cells[i] = int(cellsOf(t.sizes, s))
@@ -253,6 +261,18 @@ func (m *Model) compile(sets [][]int) *batch {
 			b.failed = append(b.failed, i)
 		}
 		maxArena = max(maxArena, b.plans[i].arenaN)
+		if c := b.plans[i].covering; c >= 0 {
+			if group[c] < 0 {
+				group[c] = len(b.groupCl)
+				b.groupCl = append(b.groupCl, c)
+				b.groupSet = append(b.groupSet, nil)
+			}
+			b.groupSet[group[c]] = append(b.groupSet[group[c]], i)
+		}
+	}
+	b.groupOff = make([]int, len(b.groupCl)+1)
+	for g, c := range b.groupCl {
+		b.groupOff[g+1] = b.groupOff[g] + t.cells[c]
 	}
 	maxSep := 0
 	for c, ok := range need {
@@ -269,4 +289,64 @@ func (m *Model) compile(sets [][]int) *batch {
 	b.err.Index = make([]int, 0, len(b.failed))
 	b.err.Errs = make([]error, 0, len(b.failed))
 	return b
+}
+
+// AddThetas adds s·gs[i] to the log-potentials for every sets[i], as
+// AddTheta(sets[i], s, gs[i]) in turn would, with the same bits: the sets
+// are grouped by their covering clique (the plans are compiled once per
+// list of sets, as for Marginals), each clique takes its sets' tables in
+// order, and the cliques are split over the workers. After the first call
+// with a list of sets it allocates nothing. It panics if len(gs) !=
+// len(sets), a set is not increasing and in range, no clique covers a set
+// or a table has the wrong length. The model counts as uncalibrated until
+// the next Calibrate.
+func (m *Model) AddThetas(sets [][]int, s float64, gs [][]float64) {
+	if len(gs) != len(sets) {
+		panic(fmt.Sprintf("model: AddThetas with %d tables for %d sets", len(gs), len(sets)))
+	}
+	b := m.batchFor(sets)
+	for i, g := range gs {
+		if b.plans[i].covering < 0 {
+			panic("model: AddThetas on set " + fmtSet(sets[i]) + ", which no clique covers")
+		}
+		if len(g) != b.cells[i] {
+			panic(fmt.Sprintf("model: AddThetas on set %s with a table of %d cells, want %d", fmtSet(sets[i]), len(g), b.cells[i]))
+		}
+	}
+	m.calibrated = false
+	j := &m.tj
+	j.m, j.b, j.s, j.gs = m, b, s, gs
+	if total := b.groupOff[len(b.groupCl)]; m.workers == 1 || len(b.groupCl) < 2 || total < minSplit {
+		j.Run(-1, 0, total)
+	} else {
+		m.splitFor(total, j)
+	}
+	j.b, j.gs = nil, nil
+}
+
+// thetaJob adds the tables of a batch's covered sets, the cliques whose
+// running cells start in a worker's range on that worker (w < 0: all on
+// the caller, each clique's additions split over the team).
+type thetaJob struct {
+	m  *Model
+	b  *batch
+	s  float64
+	gs [][]float64
+}
+
+func (j *thetaJob) Run(w, lo, hi int) {
+	m, b := j.m, j.b
+	for g, c := range b.groupCl {
+		if o := b.groupOff[g]; o < lo || o >= hi {
+			continue
+		}
+		for _, i := range b.groupSet[g] {
+			p := &b.plans[i].p
+			if w < 0 {
+				m.broadcast(p, m.theta[c], j.s, j.gs[i])
+			} else {
+				p.addFrom(m.theta[c], j.s, j.gs[i], 0, p.cells, m.dig[w])
+			}
+		}
+	}
 }

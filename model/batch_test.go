@@ -189,3 +189,131 @@ func TestMarginalsPanics(t *testing.T) {
 		}()
 	}
 }
+
+func TestAddThetasMatchesAddTheta(t *testing.T) {
+	for _, sh := range shapes() {
+		for _, workers := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%s/workers=%d", sh.name, workers), func(t *testing.T) {
+				r := rand.New(rand.NewPCG(uint64(len(sh.name)), 11))
+				a := randomModel(t, sh, r, 2, &Settings{Workers: workers})
+				defer a.Close()
+				b := New(a.Tree(), &Settings{Workers: workers})
+				defer b.Close()
+				b.CopyFrom(a)
+				tr := a.Tree()
+				// Every clique, a subset of each, and every single attribute:
+				// several sets per clique.
+				var sets [][]int
+				for _, cl := range tr.Cliques() {
+					sets = append(sets, slices.Clone(cl), randomSubset(r, cl))
+				}
+				for x := range tr.Sizes() {
+					sets = append(sets, []int{x})
+				}
+				gs := newOuts(tr, sets)
+				for _, g := range gs {
+					for i := range g {
+						g[i] = r.NormFloat64()
+					}
+				}
+				for range 2 {
+					for i, s := range sets {
+						a.AddTheta(s, -0.3, gs[i])
+					}
+					b.AddThetas(sets, -0.3, gs)
+				}
+				for c := range tr.Cliques() {
+					if !slices.Equal(a.Theta(c), b.Theta(c)) {
+						t.Errorf("clique %d: AddThetas θ differs from AddTheta's by %g", c, maxAbsDiff(a.Theta(c), b.Theta(c)))
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestAddThetasParallelLargeAndAllocs(t *testing.T) {
+	sizes := []int{50, 50, 30, 4, 6}
+	tr, err := NewTree(sizes, [][]int{{0, 1, 2}, {1, 2, 3}, {3, 4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sets := [][]int{{0, 1, 2}, {1, 2, 3}, {3, 4}, {1, 2}, {4}}
+	gs := newOuts(tr, sets)
+	r := rand.New(rand.NewPCG(8, 8))
+	for _, g := range gs {
+		for i := range g {
+			g[i] = r.NormFloat64()
+		}
+	}
+	a, b := New(tr, &Settings{Workers: 2}), New(tr, &Settings{Workers: 2})
+	defer a.Close()
+	defer b.Close()
+	for i, s := range sets {
+		a.AddTheta(s, 0.7, gs[i])
+	}
+	b.AddThetas(sets, 0.7, gs)
+	for c := range tr.Cliques() {
+		if !slices.Equal(a.Theta(c), b.Theta(c)) {
+			t.Errorf("clique %d: AddThetas θ differs from AddTheta's", c)
+		}
+	}
+	if allocs := testing.AllocsPerRun(10, func() { b.AddThetas(sets, 0.1, gs) }); allocs != 0 {
+		t.Errorf("AddThetas allocates %v times per call, want 0", allocs)
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Errorf("AddThetas on an uncovered set: no panic")
+			}
+		}()
+		b.AddThetas([][]int{{0, 4}}, 1, [][]float64{make([]float64, 300)})
+	}()
+}
+
+func TestSplitSmallLoops(t *testing.T) {
+	// minSplit lowered to 1: Calibrate levels, Marginals and AddThetas of
+	// small models are split over two workers through the scaled range,
+	// with the same bits as one worker.
+	defer func(v int) { minSplit = v }(minSplit)
+	for _, sh := range shapes() {
+		r := rand.New(rand.NewPCG(uint64(len(sh.name)), 13))
+		one := randomModel(t, sh, r, 3, &Settings{Workers: 1})
+		two := New(one.Tree(), &Settings{Workers: 2})
+		tr := one.Tree()
+		sets := batchSets(tr)
+		var th [][]int
+		for _, cl := range tr.Cliques() {
+			th = append(th, slices.Clone(cl))
+		}
+		gs := newOuts(tr, th)
+		for _, g := range gs {
+			for i := range g {
+				g[i] = r.NormFloat64()
+			}
+		}
+		outs1, outs2 := newOuts(tr, sets), newOuts(tr, sets)
+		for _, ms := range []int{1 << 30, 1} {
+			minSplit = ms
+			two.CopyFrom(one)
+			two.AddThetas(th, 0.5, gs)
+			two.Calibrate()
+			if ms == 1<<30 {
+				if err := two.Marginals(sets, outs1); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			if err := two.Marginals(sets, outs2); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range sets {
+			if !slices.Equal(outs1[i], outs2[i]) {
+				t.Errorf("%s: set %v split over two workers differs by %g", sh.name, sets[i], maxAbsDiff(outs1[i], outs2[i]))
+			}
+		}
+		one.Close()
+		two.Close()
+	}
+}

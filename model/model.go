@@ -74,6 +74,8 @@ type Model struct {
 	vj vecJob
 	lj levelJob
 	bj batchJob
+	tj thetaJob
+	sj scaledJob
 
 	batches  []*batch // compiled set lists of Marginals
 	batchUse uint64
@@ -266,7 +268,7 @@ type cliqueLevel struct {
 // runLevel runs the upward or downward step of every clique of lv.
 func (m *Model) runLevel(lv cliqueLevel, down bool) {
 	total := lv.off[len(lv.cl)]
-	if m.workers == 1 || len(lv.cl) == 1 || lv.maxCell >= minParallel || total < par.MinParallel {
+	if m.workers == 1 || len(lv.cl) == 1 || lv.maxCell >= minParallel || total < minSplit {
 		for _, c := range lv.cl {
 			if down {
 				m.downClique(c, -1)
@@ -278,9 +280,41 @@ func (m *Model) runLevel(lv cliqueLevel, down bool) {
 	}
 	j := &m.lj
 	j.m, j.lv, j.down = m, lv, down
-	m.team.For(total, 1, j)
+	m.splitFor(total, j)
 	j.m = nil
 }
+
+// minSplit is the least number of cells of a loop over whole cliques or
+// sets (a Calibrate level, Marginals, AddThetas) that the workers share.
+// On a full-ADULT model (13,000 clique cells, Calibrate levels of a few
+// thousand, 80–100 µs a fit step) splitting from 4,096 cells showed no
+// gain over one worker that stood out of the noise of a shared 2-core
+// machine (BenchmarkFitStep/evidence, Batch-split4k against Batch-serial),
+// so it stays at par.MinParallel, where par.Team splits plain loops.
+var minSplit = par.MinParallel
+
+// splitFor runs job over [0, total) on the team, each worker taking the
+// items whose running cells start in its range, even when total is below
+// par.MinParallel: the range is then scaled up so that the team splits it.
+func (m *Model) splitFor(total int, job par.Job) {
+	scale := 1
+	if total < par.MinParallel {
+		scale = (par.MinParallel + total - 1) / total
+	}
+	j := &m.sj
+	j.job, j.scale = job, scale
+	m.team.For(total*scale, scale, j)
+	j.job = nil
+}
+
+// scaledJob runs job on a range scaled down by scale (the team's chunk
+// boundaries are multiples of scale).
+type scaledJob struct {
+	job   par.Job
+	scale int
+}
+
+func (j *scaledJob) Run(w, lo, hi int) { j.job.Run(w, lo/j.scale, hi/j.scale) }
 
 // levelJob hands whole cliques of a level to the workers: worker w takes
 // the cliques that start in its range of the level's cells.
