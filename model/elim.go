@@ -215,41 +215,81 @@ func (m *Model) table(src fsrc, cond [][]float64, arena []float64) []float64 {
 	return arena[src.off : src.off+src.n]
 }
 
+// elimBlock is the number of cells (128 KiB) of the blocks in which runCross
+// builds a product and sums or normalises it, so that each block stays in
+// the core's cache between the passes of its factors.
+const elimBlock = 16384
+
+// blockFor returns a block length near elimBlock that is a whole number of
+// p's two innermost dimensions, so that summing a table block by block
+// adds the same runs in the same order as one pass.
+func blockFor(p *proj) int {
+	last := len(p.dims) - 1
+	unit := p.dims[last]
+	if last >= 1 {
+		unit *= p.dims[last-1]
+	}
+	return max(unit, elimBlock/unit*unit)
+}
+
 // runCross runs a cross-clique plan into out with the conditionals cond,
-// the arena (at least sp.arenaN cells) and odometer scratch dig.
+// the arena (at least sp.arenaN cells) and odometer scratch dig. Each
+// product is built block by block (every cell gets the same operations in
+// the same order as in whole-table passes, so the same bits).
 func (m *Model) runCross(sp *setPlan, out []float64, cond [][]float64, arena []float64, dig []int) {
 	for i := range sp.steps {
 		st := &sp.steps[i]
-		// The product starts from its first factor rather than from 1
-		// (the same bits: 1·x = x).
 		prod := arena[:st.prodN]
-		for j := range st.muls {
-			op := &st.muls[j]
-			if j == 0 {
-				op.p.setFrom(prod, m.table(op.src, cond, arena), 0, op.p.cells, dig)
-			} else {
-				op.p.mulFrom(prod, m.table(op.src, cond, arena), 0, op.p.cells, dig)
-			}
-		}
 		nt := arena[st.out : st.out+st.outN]
 		clear(nt)
-		st.sum.sumTo(nt, prod, 0, st.sum.cells, dig)
-	}
-	if len(sp.final) == 0 {
-		for i := range out {
-			out[i] = 1
+		blk := blockFor(&st.sum)
+		for lo := 0; lo < st.prodN; lo += blk {
+			hi := min(lo+blk, st.prodN)
+			m.product(prod, st.muls, cond, arena, lo, hi, dig)
+			st.sum.sumTo(nt, prod, lo, hi, dig)
 		}
 	}
-	for j := range sp.final {
-		op := &sp.final[j]
-		if j == 0 {
-			op.p.setFrom(out, m.table(op.src, cond, arena), 0, op.p.cells, dig)
+	// The output in blocks of a multiple of 4 cells, summed in the four
+	// running sums of sum4 on the way.
+	n := len(out)
+	n4 := n &^ 3
+	var s0, s1, s2, s3 float64
+	for lo := 0; lo < n; lo += elimBlock {
+		hi := min(lo+elimBlock, n)
+		if len(sp.final) == 0 {
+			for k := lo; k < hi; k++ {
+				out[k] = 1
+			}
 		} else {
-			op.p.mulFrom(out, m.table(op.src, cond, arena), 0, op.p.cells, dig)
+			m.product(out, sp.final, cond, arena, lo, hi, dig)
+		}
+		k := lo
+		for e := min(hi, n4); k < e; k += 4 {
+			s0 += out[k]
+			s1 += out[k+1]
+			s2 += out[k+2]
+			s3 += out[k+3]
+		}
+		for ; k < hi; k++ {
+			s0 += out[k]
 		}
 	}
-	if s := sum4(out); s > 0 {
+	if s := (s0 + s1) + (s2 + s3); s > 0 {
 		divBy(out, s)
+	}
+}
+
+// product writes cells [lo, hi) of the product of ops' factors into dst,
+// starting from the first factor rather than from 1 (the same bits:
+// 1·x = x).
+func (m *Model) product(dst []float64, ops []mulOp, cond [][]float64, arena []float64, lo, hi int, dig []int) {
+	for j := range ops {
+		op := &ops[j]
+		if j == 0 {
+			op.p.setFrom(dst, m.table(op.src, cond, arena), lo, hi, dig)
+		} else {
+			op.p.mulFrom(dst, m.table(op.src, cond, arena), lo, hi, dig)
+		}
 	}
 }
 
@@ -317,20 +357,4 @@ func union(a, b []int) []int {
 		}
 	}
 	return u
-}
-
-// sum4 returns the sum of x, in four running sums.
-func sum4(x []float64) float64 {
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+3 < len(x); i += 4 {
-		s0 += x[i]
-		s1 += x[i+1]
-		s2 += x[i+2]
-		s3 += x[i+3]
-	}
-	for ; i < len(x); i++ {
-		s0 += x[i]
-	}
-	return (s0 + s1) + (s2 + s3)
 }

@@ -1,5 +1,7 @@
 package model
 
+import "github.com/dpsynth/synth/internal/vec"
+
 // proj maps the cells of a table over an attribute set (mixed radix, last
 // attribute fastest) onto the cells of a table over a subset. Runs of
 // adjacent attributes that are all summed out, or all kept, are merged into
@@ -145,6 +147,11 @@ func (p *proj) sumTo(dst, src []float64, lo, hi int, dig []int) {
 				}
 				dst[j] += a0
 				dst[j+1] += a1
+			} else if in >= longRun {
+				d := dst[j : j+in]
+				for a := range d1 {
+					addVec(d, src[i+a*in:i+(a+1)*in])
+				}
 			} else {
 				d := dst[j : j+in]
 				for a := range d1 {
@@ -170,6 +177,8 @@ func (p *proj) sumTo(dst, src []float64, lo, hi int, dig []int) {
 				a0 += s[k]
 			}
 			dst[j] += a0 + a1
+		} else if run >= longRun {
+			addVec(dst[j:j+run], s)
 		} else {
 			d := dst[j : j+run]
 			for k, v := range s {
@@ -228,6 +237,10 @@ func (p *proj) addFrom(dst []float64, a float64, src []float64, lo, hi int, dig 
 	}
 }
 
+// longRun is the least run length for which the product kernels call the
+// vector kernels (copy, vec.Scale, mulVec) instead of a plain loop.
+const longRun = 16
+
 // mulFrom multiplies dst[i] by src[j(i)] for source cells i in [lo, hi).
 func (p *proj) mulFrom(dst, src []float64, lo, hi int, dig []int) {
 	last := len(p.dims) - 1
@@ -236,7 +249,12 @@ func (p *proj) mulFrom(dst, src []float64, lo, hi int, dig []int) {
 	for i := lo; i < hi; {
 		if d1, blk := p.block(dig, hi-i); blk > 0 {
 			s1 := p.stride[last-1]
-			if ist == 0 {
+			switch {
+			case ist == 0 && in >= longRun:
+				for b := range d1 {
+					vec.Scale(dst[i+b*in:i+(b+1)*in], src[j+b*s1])
+				}
+			case ist == 0:
 				for b := range d1 {
 					v := src[j+b*s1]
 					d := dst[i+b*in : i+(b+1)*in]
@@ -244,7 +262,12 @@ func (p *proj) mulFrom(dst, src []float64, lo, hi int, dig []int) {
 						d[k] *= v
 					}
 				}
-			} else {
+			case in >= longRun:
+				s := src[j : j+in]
+				for b := range d1 {
+					mulVec(dst[i+b*in:i+(b+1)*in], s)
+				}
+			default:
 				s := src[j : j+in]
 				for b := range d1 {
 					d := dst[i+b*in : i+(b+1)*in]
@@ -260,18 +283,35 @@ func (p *proj) mulFrom(dst, src []float64, lo, hi int, dig []int) {
 		run := min(in-dig[last], hi-i)
 		d := dst[i : i+run]
 		if ist == 0 {
-			v := src[j]
-			for k := range d {
-				d[k] *= v
-			}
+			mulScalar(d, src[j])
 		} else {
-			s := src[j : j+run]
-			for k := range d {
-				d[k] *= s[k]
-			}
+			mulRun(d, src[j:j+run])
 		}
 		i += run
 		j = p.next(dig, j, run)
+	}
+}
+
+// mulScalar multiplies d by v.
+func mulScalar(d []float64, v float64) {
+	if len(d) >= longRun {
+		vec.Scale(d, v)
+		return
+	}
+	for k := range d {
+		d[k] *= v
+	}
+}
+
+// mulRun multiplies d by s elementwise (len(s) == len(d)).
+func mulRun(d, s []float64) {
+	if len(d) >= longRun {
+		mulVec(d, s)
+		return
+	}
+	s = s[:len(d)]
+	for k := range d {
+		d[k] *= s[k]
 	}
 }
 
@@ -285,19 +325,12 @@ func (p *proj) setFrom(dst, src []float64, lo, hi int, dig []int) {
 			s1 := p.stride[last-1]
 			if ist == 0 {
 				for b := range d1 {
-					v := src[j+b*s1]
-					d := dst[i+b*in : i+(b+1)*in]
-					for k := range d {
-						d[k] = v
-					}
+					fill(dst[i+b*in:i+(b+1)*in], src[j+b*s1])
 				}
 			} else {
 				s := src[j : j+in]
 				for b := range d1 {
-					d := dst[i+b*in : i+(b+1)*in]
-					for k := range d {
-						d[k] = s[k]
-					}
+					copy(dst[i+b*in:i+(b+1)*in], s)
 				}
 			}
 			i += blk
@@ -307,18 +340,26 @@ func (p *proj) setFrom(dst, src []float64, lo, hi int, dig []int) {
 		run := min(in-dig[last], hi-i)
 		d := dst[i : i+run]
 		if ist == 0 {
-			v := src[j]
-			for k := range d {
-				d[k] = v
-			}
+			fill(d, src[j])
 		} else {
-			s := src[j : j+run]
-			for k := range d {
-				d[k] = s[k]
-			}
+			copy(d, src[j:j+run])
 		}
 		i += run
 		j = p.next(dig, j, run)
+	}
+}
+
+// fill sets every element of d to v.
+func fill(d []float64, v float64) {
+	if len(d) < longRun {
+		for k := range d {
+			d[k] = v
+		}
+		return
+	}
+	d[0] = v
+	for k := 1; k < len(d); k *= 2 {
+		copy(d[k:], d[:k])
 	}
 }
 
