@@ -112,6 +112,11 @@ func (m *Model) wsepFor(w int, b *batch, c int) []float64 {
 // Marginal's. A nil outs[i] skips set i. After the first call with a list
 // of sets (compared by value) it allocates nothing.
 //
+// The model keeps the last four lists' plans with their buffers, which
+// Tree.Bytes does not count: the conditionals (at most the model's clique
+// cells) and, per worker, a scratch arena as large as the largest set's
+// product and intermediate tables (each at most Settings.MaxElimCells).
+//
 // Sets whose elimination would exceed Settings.MaxElimCells are not
 // answered: it returns a *MarginalsError listing them (their outputs are
 // left as they were) and answers the others. It panics if the model is not

@@ -501,10 +501,9 @@ func (m *Model) checkSet(set []int) {
 // nothing; otherwise it runs exact variable elimination on the smallest
 // subtree of the clique tree touching set, and returns a *TooLargeError if
 // an intermediate table would exceed Settings.MaxElimCells. Elimination
-// allocates its tables and costs time in proportion to their cells (on a
-// full-ADULT model of 8e5 clique cells, all 364 3-way marginals take about
-// 5 s of CPU, 11 of them refused at the default cap): use it for reports,
-// and measure the sets a fit needs so that a clique covers them. It panics if
+// plans and allocates its tables on every call and costs time in
+// proportion to their cells: for many sets, or the same sets again, use
+// Marginals, which keeps the plans and tables and shares the work. It panics if
 // the model is not calibrated, set is not increasing and in range, or out
 // has the wrong length.
 func (m *Model) Marginal(set []int, out []float64) error {
