@@ -332,7 +332,7 @@ func (m *Model) runCrossWhole(sp *setPlan, out []float64, cond [][]float64, aren
 	}
 	for i := range sp.steps {
 		st := &sp.steps[i]
-		prod := arena[:st.prodN]
+		prod := make([]float64, st.prodN)
 		whole(prod, st.muls)
 		nt := arena[st.out : st.out+st.outN]
 		clear(nt)

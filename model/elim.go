@@ -28,10 +28,11 @@ type mulOp struct {
 }
 
 // elimStep sums one attribute out: the product of the factors that hold it
-// is built in the arena's scratch (cells [0, prodN)), then summed onto a new
-// table at [out, out+outN).
+// (prodN cells) is built block by block (blk cells) in the arena's scratch
+// at its start, each block summed onto a new table at [out, out+outN).
 type elimStep struct {
 	prodN     int
+	blk       int
 	muls      []mulOp
 	sum       proj
 	out, outN int
@@ -156,7 +157,6 @@ func (m *Model) planSet(set []int, needCond []bool) setPlan {
 			return sp
 		}
 		st := elimStep{prodN: int(bestCells)}
-		maxProd = max(maxProd, st.prodN)
 		sp.cost += st.prodN
 		rest := fs[:0:0]
 		for _, f := range fs {
@@ -169,6 +169,8 @@ func (m *Model) planSet(set []int, needCond []bool) setPlan {
 		}
 		na := slices.DeleteFunc(slices.Clone(bestU), func(a int) bool { return a == best })
 		st.sum = newProj(sizes, bestU, na)
+		st.blk = blockFor(&st.sum)
+		maxProd = max(maxProd, min(st.blk, st.prodN))
 		st.out, st.outN = top, st.sum.tcells // relative to the tables' region, fixed below
 		top += st.outN
 		steps = append(steps, st)
@@ -239,12 +241,11 @@ func blockFor(p *proj) int {
 func (m *Model) runCross(sp *setPlan, out []float64, cond [][]float64, arena []float64, dig []int) {
 	for i := range sp.steps {
 		st := &sp.steps[i]
-		prod := arena[:st.prodN]
 		nt := arena[st.out : st.out+st.outN]
 		clear(nt)
-		blk := blockFor(&st.sum)
-		for lo := 0; lo < st.prodN; lo += blk {
-			hi := min(lo+blk, st.prodN)
+		for lo := 0; lo < st.prodN; lo += st.blk {
+			hi := min(lo+st.blk, st.prodN)
+			prod := arena[:hi-lo] // the product's block
 			m.product(prod, st.muls, cond, arena, lo, hi, dig)
 			st.sum.sumTo(nt, prod, lo, hi, dig)
 		}
@@ -261,7 +262,7 @@ func (m *Model) runCross(sp *setPlan, out []float64, cond [][]float64, arena []f
 				out[k] = 1
 			}
 		} else {
-			m.product(out, sp.final, cond, arena, lo, hi, dig)
+			m.product(out[lo:hi], sp.final, cond, arena, lo, hi, dig)
 		}
 		k := lo
 		for e := min(hi, n4); k < e; k += 4 {
@@ -279,8 +280,8 @@ func (m *Model) runCross(sp *setPlan, out []float64, cond [][]float64, arena []f
 	}
 }
 
-// product writes cells [lo, hi) of the product of ops' factors into dst,
-// starting from the first factor rather than from 1 (the same bits:
+// product writes cells [lo, hi) of the product of ops' factors into dst
+// (dst[0] is cell lo), starting from the first factor rather than from 1 (the same bits:
 // 1·x = x).
 func (m *Model) product(dst []float64, ops []mulOp, cond [][]float64, arena []float64, lo, hi int, dig []int) {
 	for j := range ops {

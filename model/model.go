@@ -601,11 +601,11 @@ func (j *walkJob) Run(w, lo, hi int) {
 			clear(out)
 			j.used[w] = true
 		}
-		j.p.sumTo(out, j.src, lo, hi, dig)
+		j.p.sumTo(out, j.src[lo:hi], lo, hi, dig)
 	case opAdd:
 		j.p.addFrom(j.dst, j.a, j.src, lo, hi, dig)
 	case opMul:
-		j.p.mulFrom(j.dst, j.src, lo, hi, dig)
+		j.p.mulFrom(j.dst[lo:hi], j.src, lo, hi, dig)
 	}
 }
 

@@ -115,12 +115,14 @@ func (p *proj) skipBlock(dig []int, j int) int {
 	return p.next(dig, j, p.dims[last])
 }
 
-// sumTo adds src[i] into dst[j(i)] for source cells i in [lo, hi).
+// sumTo adds the source cells i in [lo, hi) into dst[j(i)]; src holds
+// those cells (src[0] is cell lo).
 func (p *proj) sumTo(dst, src []float64, lo, hi int, dig []int) {
 	last := len(p.dims) - 1
 	in, ist := p.dims[last], p.stride[last]
 	j := p.start(lo, dig)
-	for i := lo; i < hi; {
+	hi -= lo // i indexes the window
+	for i := 0; i < hi; {
 		if d1, blk := p.block(dig, hi-i); blk > 0 {
 			// a whole block of the two innermost dimensions
 			s1 := p.stride[last-1]
@@ -241,12 +243,14 @@ func (p *proj) addFrom(dst []float64, a float64, src []float64, lo, hi int, dig 
 // vector kernels (copy, vec.Scale, mulVec) instead of a plain loop.
 const longRun = 16
 
-// mulFrom multiplies dst[i] by src[j(i)] for source cells i in [lo, hi).
+// mulFrom multiplies the source cells i in [lo, hi) by src[j(i)]; dst
+// holds those cells (dst[0] is cell lo).
 func (p *proj) mulFrom(dst, src []float64, lo, hi int, dig []int) {
 	last := len(p.dims) - 1
 	in, ist := p.dims[last], p.stride[last]
 	j := p.start(lo, dig)
-	for i := lo; i < hi; {
+	hi -= lo // i indexes the window
+	for i := 0; i < hi; {
 		if d1, blk := p.block(dig, hi-i); blk > 0 {
 			s1 := p.stride[last-1]
 			switch {
@@ -315,12 +319,14 @@ func mulRun(d, s []float64) {
 	}
 }
 
-// setFrom sets dst[i] = src[j(i)] for source cells i in [lo, hi).
+// setFrom sets the source cells i in [lo, hi) to src[j(i)]; dst holds
+// those cells (dst[0] is cell lo).
 func (p *proj) setFrom(dst, src []float64, lo, hi int, dig []int) {
 	last := len(p.dims) - 1
 	in, ist := p.dims[last], p.stride[last]
 	j := p.start(lo, dig)
-	for i := lo; i < hi; {
+	hi -= lo // i indexes the window
+	for i := 0; i < hi; {
 		if d1, blk := p.block(dig, hi-i); blk > 0 {
 			s1 := p.stride[last-1]
 			if ist == 0 {
