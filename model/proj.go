@@ -126,7 +126,14 @@ func (p *proj) sumTo(dst, src []float64, lo, hi int, dig []int) {
 		if d1, blk := p.block(dig, hi-i); blk > 0 {
 			// a whole block of the two innermost dimensions
 			s1 := p.stride[last-1]
-			if ist == 0 {
+			if ist == 0 && in == 2 {
+				// pairs: (0+x)+(0+y) and x+y are the same sum here
+				// (targets start at +0 and never hold -0)
+				s := src[i : i+blk]
+				for a := range d1 {
+					dst[j+a*s1] += s[2*a] + s[2*a+1]
+				}
+			} else if ist == 0 {
 				for a := range d1 {
 					s := src[i+a*in : i+(a+1)*in]
 					var a0, a1 float64
@@ -200,7 +207,15 @@ func (p *proj) addFrom(dst []float64, a float64, src []float64, lo, hi int, dig 
 	for i := lo; i < hi; {
 		if d1, blk := p.block(dig, hi-i); blk > 0 {
 			s1 := p.stride[last-1]
-			if ist == 0 {
+			switch {
+			case ist == 0 && in == 2:
+				d := dst[i : i+blk]
+				for b := range d1 {
+					v := a * src[j+b*s1]
+					d[2*b] += v
+					d[2*b+1] += v
+				}
+			case ist == 0:
 				for b := range d1 {
 					v := a * src[j+b*s1]
 					d := dst[i+b*in : i+(b+1)*in]
@@ -208,7 +223,14 @@ func (p *proj) addFrom(dst []float64, a float64, src []float64, lo, hi int, dig 
 						d[k] += v
 					}
 				}
-			} else {
+			case in == 2:
+				v0, v1 := a*src[j], a*src[j+1]
+				d := dst[i : i+blk]
+				for q := 0; q+1 < len(d); q += 2 {
+					d[q] += v0
+					d[q+1] += v1
+				}
+			default:
 				s := src[j : j+in]
 				for b := range d1 {
 					d := dst[i+b*in : i+(b+1)*in]
