@@ -182,7 +182,7 @@ func (m *Model) Marginals(sets [][]int, outs [][]float64) error {
 func (m *Model) runBatch(b *batch, outs [][]float64, total int, cond bool) {
 	j := &m.bj
 	j.m, j.b, j.outs, j.cond = m, b, outs, cond
-	serial := m.workers == 1 || total < minSplit
+	serial := m.workers == 1 || total < minBatchSplit
 	if cond {
 		for _, c := range b.condCl {
 			if m.t.sepCell[c] > len(m.wsep[min(1, m.workers-1)]) {
@@ -321,7 +321,7 @@ func (m *Model) AddThetas(sets [][]int, s float64, gs [][]float64) {
 	m.calibrated = false
 	j := &m.tj
 	j.m, j.b, j.s, j.gs = m, b, s, gs
-	if total := b.groupOff[len(b.groupCl)]; m.workers == 1 || len(b.groupCl) < 2 || total < minSplit {
+	if total := b.groupOff[len(b.groupCl)]; m.workers == 1 || len(b.groupCl) < 2 || total < minBatchSplit {
 		j.Run(-1, 0, total)
 	} else {
 		m.splitFor(total, j)

@@ -275,7 +275,7 @@ func TestSplitSmallLoops(t *testing.T) {
 	// minSplit lowered to 1: Calibrate levels, Marginals and AddThetas of
 	// small models are split over two workers through the scaled range,
 	// with the same bits as one worker.
-	defer func(v int) { minSplit = v }(minSplit)
+	defer func(v, b int) { minSplit, minBatchSplit = v, b }(minSplit, minBatchSplit)
 	for _, sh := range shapes() {
 		r := rand.New(rand.NewPCG(uint64(len(sh.name)), 13))
 		one := randomModel(t, sh, r, 3, &Settings{Workers: 1})
@@ -294,7 +294,7 @@ func TestSplitSmallLoops(t *testing.T) {
 		}
 		outs1, outs2 := newOuts(tr, sets), newOuts(tr, sets)
 		for _, ms := range []int{1 << 30, 1} {
-			minSplit = ms
+			minSplit, minBatchSplit = ms, ms
 			two.CopyFrom(one)
 			two.AddThetas(th, 0.5, gs)
 			two.Calibrate()

@@ -316,10 +316,12 @@ func BenchmarkFitStep(b *testing.B) {
 		for _, split := range []struct {
 			name string
 			min  int
-		}{{"", minSplit}, {"-serial", math.MaxInt}, {"-split4k", 1 << 12}} {
+		}{{"", -1}, {"-serial", math.MaxInt}, {"-split4k", 1 << 12}} {
 			b.Run(tc.name+"/Batch"+split.name, func(b *testing.B) {
-				defer func(v int) { minSplit = v }(minSplit)
-				minSplit = split.min
+				defer func(v, w int) { minSplit, minBatchSplit = v, w }(minSplit, minBatchSplit)
+				if split.min >= 0 {
+					minSplit, minBatchSplit = split.min, split.min
+				}
 				b.ReportAllocs()
 				for b.Loop() {
 					o.CopyFrom(m)

@@ -284,14 +284,20 @@ func (m *Model) runLevel(lv cliqueLevel, down bool) {
 	j.m = nil
 }
 
-// minSplit is the least number of cells of a loop over whole cliques or
-// sets (a Calibrate level, Marginals, AddThetas) that the workers share.
-// On a full-ADULT model (13,000 clique cells, Calibrate levels of a few
-// thousand, 80–100 µs a fit step) splitting from 4,096 cells showed no
-// gain over one worker that stood out of the noise of a shared 2-core
-// machine (BenchmarkFitStep/evidence, Batch-split4k against Batch-serial),
-// so it stays at par.MinParallel, where par.Team splits plain loops.
+// minSplit is the least number of cells of a Calibrate level of small
+// cliques that the workers share (whole cliques each), as before batches
+// existed: par.MinParallel.
 var minSplit = par.MinParallel
+
+// minBatchSplit is the least cost (cells touched) of a Marginals or
+// AddThetas call whose sets or cliques the workers share. The fit's calls
+// on a full-ADULT model (13,000 clique cells, 60–80 µs a step) ran 40%
+// slower split over two workers than on one, on a 2-core machine also
+// running two other processes (BenchmarkFitStep/evidence: Batch-split4k
+// 79 µs, Batch-serial 56 µs, medians of 8), so only calls of at least
+// 2^18 cells, such as the candidate marginals of an adaptive round, are
+// split.
+var minBatchSplit = 1 << 18
 
 // splitFor runs job over [0, total) on the team, each worker taking the
 // items whose running cells start in its range, even when total is below
