@@ -3,7 +3,9 @@ package model
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -217,5 +219,120 @@ func BenchmarkSample(b *testing.B) {
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/row")
 			})
 		}
+	}
+}
+
+// BenchmarkMarginals answers all 364 3-way marginals of adult's 14
+// attributes (most of them across cliques) on a random model of the adult
+// tree, one Marginal at a time and with one Marginals call.
+func BenchmarkMarginals(b *testing.B) {
+	tr, err := NewTree(adultSizes, adultSets)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sets [][]int
+	n := len(adultSizes)
+	for a := range n {
+		for c := a + 1; c < n; c++ {
+			for d := c + 1; d < n; d++ {
+				sets = append(sets, []int{a, c, d})
+			}
+		}
+	}
+	outs := make([][]float64, len(sets))
+	for i, s := range sets {
+		outs[i] = make([]float64, int(cellsOf(adultSizes, s)))
+	}
+	m := New(tr, nil)
+	defer m.Close()
+	randomTheta(m, rand.New(rand.NewPCG(1, 1)))
+	m.Calibrate()
+	b.Run("Marginal", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			for i, s := range sets {
+				_ = m.Marginal(s, outs[i])
+			}
+		}
+	})
+	b.Run("Marginals", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = m.Marginals(sets, outs)
+		}
+	})
+}
+
+// evidenceSets are the cliques of the factored project solver's model at
+// the end of the ADULT evidence run at ε = 1 (13,000 clique cells).
+var evidenceSets = [][]int{{3, 5, 6, 8, 13}, {1, 5, 6, 8, 13}, {5, 6, 7}, {1, 4, 6, 8, 13}, {8, 11, 13}, {9, 13}, {12}, {2}, {10}, {0, 4, 13}}
+
+// BenchmarkFitStep is one step of a factored fit: copy the model, add every
+// measured set's gradient, calibrate and read the measured marginals, set
+// by set (Loop) and batched (Batch), on the adult test tree and on the
+// ADULT evidence run's tree; Batch-serial keeps the batches and the
+// Calibrate levels on one worker, Batch-split4k splits them from 4,096
+// cells.
+func BenchmarkFitStep(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		sets [][]int
+	}{{"adult", adultSets}, {"evidence", evidenceSets}} {
+		tr, err := NewTree(adultSizes, tc.sets)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sets := slices.Clone(tc.sets)
+		for a := range adultSizes {
+			sets = append(sets, []int{a})
+		}
+		r := rand.New(rand.NewPCG(1, 1))
+		gs := make([][]float64, len(sets))
+		mu := make([][]float64, len(sets))
+		for i, s := range sets {
+			gs[i] = make([]float64, int(cellsOf(adultSizes, s)))
+			mu[i] = make([]float64, len(gs[i]))
+			for k := range gs[i] {
+				gs[i][k] = r.NormFloat64()
+			}
+		}
+		m, o := New(tr, nil), New(tr, nil)
+		randomTheta(m, r)
+		m.Calibrate()
+		b.Run(tc.name+"/Loop", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				o.CopyFrom(m)
+				for i, s := range sets {
+					o.AddTheta(s, -1e-3, gs[i])
+				}
+				o.Calibrate()
+				for i, s := range sets {
+					_ = o.Marginal(s, mu[i])
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/tr.TotalCells(), "ns/cell")
+		})
+		for _, split := range []struct {
+			name string
+			min  int
+		}{{"", -1}, {"-serial", math.MaxInt}, {"-split4k", 1 << 12}} {
+			b.Run(tc.name+"/Batch"+split.name, func(b *testing.B) {
+				defer func(v, w int) { minSplit, minBatchSplit = v, w }(minSplit, minBatchSplit)
+				if split.min >= 0 {
+					minSplit, minBatchSplit = split.min, split.min
+				}
+				b.ReportAllocs()
+				for b.Loop() {
+					o.CopyFrom(m)
+					o.AddThetas(sets, -1e-3, gs)
+					o.Calibrate()
+					_ = o.Marginals(sets, mu)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/tr.TotalCells(), "ns/cell")
+			})
+		}
+		m.Close()
+		o.Close()
 	}
 }

@@ -16,11 +16,17 @@
 // underflow) and gives log Z and the clique beliefs; Marginal reads any
 // marginal of D from a covering clique's belief, or by exact variable
 // elimination over the tree when no clique covers the set; AddTheta is the
-// mirror-descent update θ_c += s·g. Sample draws rows along the tree with
-// controlled (systematic) rounding or independently, streaming in batches.
+// mirror-descent update θ_c += s·g. Marginals and AddThetas do the same for
+// a list of sets at once: each list's plans (covering cliques, elimination
+// orders) are compiled once and cached, the conditionals that cross-clique
+// sets read are computed once per call, and the sets or cliques are split
+// over the workers; they give the same bits as the one-set calls. Sample
+// draws rows along the tree with controlled (systematic) rounding or
+// independently, streaming in batches.
 //
 // Tables over an attribute set are in the set's mixed radix: the last
 // attribute of the set varies fastest, as in universe.Domain and the query
-// package's marginals. Calibrate, Marginal (inside a clique) and AddTheta
-// run on a par.Team and allocate nothing after the first call.
+// package's marginals. Calibrate, Marginal (inside a clique), AddTheta,
+// and Marginals and AddThetas (after the first call with a list of sets)
+// run on a par.Team and allocate nothing.
 package model

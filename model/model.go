@@ -73,6 +73,12 @@ type Model struct {
 	wj walkJob
 	vj vecJob
 	lj levelJob
+	bj batchJob
+	tj thetaJob
+	sj scaledJob
+
+	batches  []*batch // compiled set lists of Marginals
+	batchUse uint64
 }
 
 // New returns a model on tree t with θ = 0 everywhere (the uniform
@@ -262,7 +268,7 @@ type cliqueLevel struct {
 // runLevel runs the upward or downward step of every clique of lv.
 func (m *Model) runLevel(lv cliqueLevel, down bool) {
 	total := lv.off[len(lv.cl)]
-	if m.workers == 1 || len(lv.cl) == 1 || lv.maxCell >= minParallel || total < par.MinParallel {
+	if m.workers == 1 || len(lv.cl) == 1 || lv.maxCell >= minParallel || total < minSplit {
 		for _, c := range lv.cl {
 			if down {
 				m.downClique(c, -1)
@@ -274,9 +280,47 @@ func (m *Model) runLevel(lv cliqueLevel, down bool) {
 	}
 	j := &m.lj
 	j.m, j.lv, j.down = m, lv, down
-	m.team.For(total, 1, j)
+	m.splitFor(total, j)
 	j.m = nil
 }
+
+// minSplit is the least number of cells of a Calibrate level of small
+// cliques that the workers share (whole cliques each), as before batches
+// existed: par.MinParallel.
+var minSplit = par.MinParallel
+
+// minBatchSplit is the least cost (cells touched) of a Marginals or
+// AddThetas call whose sets or cliques the workers share. The fit's calls
+// on a full-ADULT model (13,000 clique cells, 60–80 µs a step) ran 40%
+// slower split over two workers than on one, on a 2-core machine also
+// running two other processes (BenchmarkFitStep/evidence: Batch-split4k
+// 79 µs, Batch-serial 56 µs, medians of 8), so only calls of at least
+// 2^18 cells, such as the candidate marginals of an adaptive round, are
+// split.
+var minBatchSplit = 1 << 18
+
+// splitFor runs job over [0, total) on the team, each worker taking the
+// items whose running cells start in its range, even when total is below
+// par.MinParallel: the range is then scaled up so that the team splits it.
+func (m *Model) splitFor(total int, job par.Job) {
+	scale := 1
+	if total < par.MinParallel {
+		scale = (par.MinParallel + total - 1) / total
+	}
+	j := &m.sj
+	j.job, j.scale = job, scale
+	m.team.For(total*scale, scale, j)
+	j.job = nil
+}
+
+// scaledJob runs job on a range scaled down by scale (the team's chunk
+// boundaries are multiples of scale).
+type scaledJob struct {
+	job   par.Job
+	scale int
+}
+
+func (j *scaledJob) Run(w, lo, hi int) { j.job.Run(w, lo/j.scale, hi/j.scale) }
 
 // levelJob hands whole cliques of a level to the workers: worker w takes
 // the cliques that start in its range of the level's cells.
@@ -463,10 +507,9 @@ func (m *Model) checkSet(set []int) {
 // nothing; otherwise it runs exact variable elimination on the smallest
 // subtree of the clique tree touching set, and returns a *TooLargeError if
 // an intermediate table would exceed Settings.MaxElimCells. Elimination
-// allocates its tables and costs time in proportion to their cells (on a
-// full-ADULT model of 8e5 clique cells, all 364 3-way marginals take about
-// 5 s of CPU, 11 of them refused at the default cap): use it for reports,
-// and measure the sets a fit needs so that a clique covers them. It panics if
+// plans and allocates its tables on every call and costs time in
+// proportion to their cells: for many sets, or the same sets again, use
+// Marginals, which keeps the plans and tables and shares the work. It panics if
 // the model is not calibrated, set is not increasing and in range, or out
 // has the wrong length.
 func (m *Model) Marginal(set []int, out []float64) error {
@@ -564,11 +607,11 @@ func (j *walkJob) Run(w, lo, hi int) {
 			clear(out)
 			j.used[w] = true
 		}
-		j.p.sumTo(out, j.src, lo, hi, dig)
+		j.p.sumTo(out, j.src[lo:hi], lo, hi, dig)
 	case opAdd:
 		j.p.addFrom(j.dst, j.a, j.src, lo, hi, dig)
 	case opMul:
-		j.p.mulFrom(j.dst, j.src, lo, hi, dig)
+		j.p.mulFrom(j.dst[lo:hi], j.src, lo, hi, dig)
 	}
 }
 

@@ -1,5 +1,7 @@
 package model
 
+import "github.com/dpsynth/synth/internal/vec"
+
 // proj maps the cells of a table over an attribute set (mixed radix, last
 // attribute fastest) onto the cells of a table over a subset. Runs of
 // adjacent attributes that are all summed out, or all kept, are merged into
@@ -113,16 +115,25 @@ func (p *proj) skipBlock(dig []int, j int) int {
 	return p.next(dig, j, p.dims[last])
 }
 
-// sumTo adds src[i] into dst[j(i)] for source cells i in [lo, hi).
+// sumTo adds the source cells i in [lo, hi) into dst[j(i)]; src holds
+// those cells (src[0] is cell lo).
 func (p *proj) sumTo(dst, src []float64, lo, hi int, dig []int) {
 	last := len(p.dims) - 1
 	in, ist := p.dims[last], p.stride[last]
 	j := p.start(lo, dig)
-	for i := lo; i < hi; {
+	hi -= lo // i indexes the window
+	for i := 0; i < hi; {
 		if d1, blk := p.block(dig, hi-i); blk > 0 {
 			// a whole block of the two innermost dimensions
 			s1 := p.stride[last-1]
-			if ist == 0 {
+			if ist == 0 && in == 2 {
+				// pairs: (0+x)+(0+y) and x+y are the same sum here
+				// (targets start at +0 and never hold -0)
+				s := src[i : i+blk]
+				for a := range d1 {
+					dst[j+a*s1] += s[2*a] + s[2*a+1]
+				}
+			} else if ist == 0 {
 				for a := range d1 {
 					s := src[i+a*in : i+(a+1)*in]
 					var a0, a1 float64
@@ -145,6 +156,11 @@ func (p *proj) sumTo(dst, src []float64, lo, hi int, dig []int) {
 				}
 				dst[j] += a0
 				dst[j+1] += a1
+			} else if in >= longRun {
+				d := dst[j : j+in]
+				for a := range d1 {
+					addVec(d, src[i+a*in:i+(a+1)*in])
+				}
 			} else {
 				d := dst[j : j+in]
 				for a := range d1 {
@@ -170,6 +186,8 @@ func (p *proj) sumTo(dst, src []float64, lo, hi int, dig []int) {
 				a0 += s[k]
 			}
 			dst[j] += a0 + a1
+		} else if run >= longRun {
+			addVec(dst[j:j+run], s)
 		} else {
 			d := dst[j : j+run]
 			for k, v := range s {
@@ -189,7 +207,15 @@ func (p *proj) addFrom(dst []float64, a float64, src []float64, lo, hi int, dig 
 	for i := lo; i < hi; {
 		if d1, blk := p.block(dig, hi-i); blk > 0 {
 			s1 := p.stride[last-1]
-			if ist == 0 {
+			switch {
+			case ist == 0 && in == 2:
+				d := dst[i : i+blk]
+				for b := range d1 {
+					v := a * src[j+b*s1]
+					d[2*b] += v
+					d[2*b+1] += v
+				}
+			case ist == 0:
 				for b := range d1 {
 					v := a * src[j+b*s1]
 					d := dst[i+b*in : i+(b+1)*in]
@@ -197,7 +223,14 @@ func (p *proj) addFrom(dst []float64, a float64, src []float64, lo, hi int, dig 
 						d[k] += v
 					}
 				}
-			} else {
+			case in == 2:
+				v0, v1 := a*src[j], a*src[j+1]
+				d := dst[i : i+blk]
+				for q := 0; q+1 < len(d); q += 2 {
+					d[q] += v0
+					d[q+1] += v1
+				}
+			default:
 				s := src[j : j+in]
 				for b := range d1 {
 					d := dst[i+b*in : i+(b+1)*in]
@@ -228,15 +261,26 @@ func (p *proj) addFrom(dst []float64, a float64, src []float64, lo, hi int, dig 
 	}
 }
 
-// mulFrom multiplies dst[i] by src[j(i)] for source cells i in [lo, hi).
+// longRun is the least run length for which the product kernels call the
+// vector kernels (copy, vec.Scale, mulVec) instead of a plain loop.
+const longRun = 16
+
+// mulFrom multiplies the source cells i in [lo, hi) by src[j(i)]; dst
+// holds those cells (dst[0] is cell lo).
 func (p *proj) mulFrom(dst, src []float64, lo, hi int, dig []int) {
 	last := len(p.dims) - 1
 	in, ist := p.dims[last], p.stride[last]
 	j := p.start(lo, dig)
-	for i := lo; i < hi; {
+	hi -= lo // i indexes the window
+	for i := 0; i < hi; {
 		if d1, blk := p.block(dig, hi-i); blk > 0 {
 			s1 := p.stride[last-1]
-			if ist == 0 {
+			switch {
+			case ist == 0 && in >= longRun:
+				for b := range d1 {
+					vec.Scale(dst[i+b*in:i+(b+1)*in], src[j+b*s1])
+				}
+			case ist == 0:
 				for b := range d1 {
 					v := src[j+b*s1]
 					d := dst[i+b*in : i+(b+1)*in]
@@ -244,7 +288,12 @@ func (p *proj) mulFrom(dst, src []float64, lo, hi int, dig []int) {
 						d[k] *= v
 					}
 				}
-			} else {
+			case in >= longRun:
+				s := src[j : j+in]
+				for b := range d1 {
+					mulVec(dst[i+b*in:i+(b+1)*in], s)
+				}
+			default:
 				s := src[j : j+in]
 				for b := range d1 {
 					d := dst[i+b*in : i+(b+1)*in]
@@ -260,18 +309,85 @@ func (p *proj) mulFrom(dst, src []float64, lo, hi int, dig []int) {
 		run := min(in-dig[last], hi-i)
 		d := dst[i : i+run]
 		if ist == 0 {
-			v := src[j]
-			for k := range d {
-				d[k] *= v
-			}
+			mulScalar(d, src[j])
 		} else {
-			s := src[j : j+run]
-			for k := range d {
-				d[k] *= s[k]
-			}
+			mulRun(d, src[j:j+run])
 		}
 		i += run
 		j = p.next(dig, j, run)
+	}
+}
+
+// mulScalar multiplies d by v.
+func mulScalar(d []float64, v float64) {
+	if len(d) >= longRun {
+		vec.Scale(d, v)
+		return
+	}
+	for k := range d {
+		d[k] *= v
+	}
+}
+
+// mulRun multiplies d by s elementwise (len(s) == len(d)).
+func mulRun(d, s []float64) {
+	if len(d) >= longRun {
+		mulVec(d, s)
+		return
+	}
+	s = s[:len(d)]
+	for k := range d {
+		d[k] *= s[k]
+	}
+}
+
+// setFrom sets the source cells i in [lo, hi) to src[j(i)]; dst holds
+// those cells (dst[0] is cell lo).
+func (p *proj) setFrom(dst, src []float64, lo, hi int, dig []int) {
+	last := len(p.dims) - 1
+	in, ist := p.dims[last], p.stride[last]
+	j := p.start(lo, dig)
+	hi -= lo // i indexes the window
+	for i := 0; i < hi; {
+		if d1, blk := p.block(dig, hi-i); blk > 0 {
+			s1 := p.stride[last-1]
+			if ist == 0 {
+				for b := range d1 {
+					fill(dst[i+b*in:i+(b+1)*in], src[j+b*s1])
+				}
+			} else {
+				s := src[j : j+in]
+				for b := range d1 {
+					copy(dst[i+b*in:i+(b+1)*in], s)
+				}
+			}
+			i += blk
+			j = p.skipBlock(dig, j)
+			continue
+		}
+		run := min(in-dig[last], hi-i)
+		d := dst[i : i+run]
+		if ist == 0 {
+			fill(d, src[j])
+		} else {
+			copy(d, src[j:j+run])
+		}
+		i += run
+		j = p.next(dig, j, run)
+	}
+}
+
+// fill sets every element of d to v.
+func fill(d []float64, v float64) {
+	if len(d) < longRun {
+		for k := range d {
+			d[k] = v
+		}
+		return
+	}
+	d[0] = v
+	for k := 1; k < len(d); k *= 2 {
+		copy(d[k:], d[:k])
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/dpsynth/synth/internal/par"
 	"github.com/dpsynth/synth/model"
 	"github.com/dpsynth/synth/privacy"
 	"github.com/dpsynth/synth/query"
@@ -406,9 +407,14 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 	tmp := make([]float64, 0, len(fp.cands))
 	idx := make([]int, 0, len(fp.cands))
 	bufs := make([][]float64, len(fp.cands))
+	active := make([][]float64, len(fp.cands)) // bufs of the candidates in the running, nil for the others
 	for i := range fp.cands {
 		bufs[i] = make([]float64, len(tabs[i]))
 	}
+	team := par.NewTeam(0)
+	defer team.Close()
+	scan := newCandScan(sizes, fp.cands, tabs, bufs, active, scores, fp.weights, nHat, team.Workers())
+	scan.noteMeasured(measured...)
 	sizeOf := func(sets [][]int) (uint64, *model.Tree) {
 		t, err := model.NewTree(sizes, sets)
 		if err != nil {
@@ -438,24 +444,27 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 		// Candidates whose model stays under the cap, which grows with the
 		// budget spent (AIM's rule: early rounds keep the model small).
 		limit := float64(fp.cap) * (used + float64(d)*privacy.GaussianCost(sens, fp.sigma0).Rho) / (rho + float64(d)*privacy.GaussianCost(sens, fp.sigma0).Rho)
+		scan.tree, scan.measured, scan.limit = fit.tree, measured, limit
+		scan.run(team, scanSize)
+		// The model's marginals on every candidate still in the running,
+		// in one batch; sets too large to eliminate are not candidates this
+		// round.
+		if err := fit.cur.Marginals(fp.cands, active); err != nil {
+			var me *model.MarginalsError
+			if !errors.As(err, &me) {
+				return nil, err
+			}
+			for _, i := range me.Index {
+				active[i] = nil
+			}
+		}
+		scan.sigma = sigma
+		scan.run(team, scanScore)
 		idx = idx[:0]
-		for i, c := range fp.cands {
-			if fit.tree.Covering(c) < 0 {
-				b, _ := sizeOf(append(measured[:len(measured):len(measured)], c))
-				if float64(b) > limit {
-					continue
-				}
+		for i := range fp.cands {
+			if active[i] != nil {
+				idx = append(idx, i)
 			}
-			if err := fit.cur.Marginal(c, bufs[i]); err != nil {
-				continue // too large to eliminate: not a candidate this round
-			}
-			l1 := 0.0
-			for k, v := range tabs[i] {
-				l1 += math.Abs(float64(v) - nHat*bufs[i][k])
-			}
-			bias := math.Sqrt(2/math.Pi) * sigma * float64(len(tabs[i]))
-			scores[i] = fp.weights[i] * (l1 - bias)
-			idx = append(idx, i)
 		}
 		if len(idx) == 0 {
 			return nil, fmt.Errorf("solvers: project: no candidate set fits the model cap of %s; raise --max-model-size: %w", universe.FormatBytes(new(big.Int).SetUint64(fp.cap)), ErrModelTooLarge)
@@ -468,6 +477,7 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 			return nil, err
 		}
 		measured = append(measured, c)
+		scan.noteMeasured(c)
 		t := fit.tree
 		if fit.tree.Covering(c) < 0 {
 			if _, t = sizeOf(measured); t == nil {
@@ -531,6 +541,128 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 		}
 	}
 	return s.factoredResult(p, plan, res, fit, nHat)
+}
+
+// candScan runs the per-candidate work of an adaptive round over a team,
+// each candidate on one worker (so each result has the same bits as a
+// serial loop's): the size check of the tree with the candidate added
+// (scanSize) and the score (scanScore).
+//
+// A junction tree depends on its sets only through the interaction graph
+// they draw (NewTree joins the attributes of each set, then works on that
+// graph), so a candidate's tree size stays valid while the measured sets
+// add no new edge: it is cached per candidate with the graph's version.
+type candScan struct {
+	sizes   []int
+	cands   [][]int
+	tabs    [][]int64
+	bufs    [][]float64
+	active  [][]float64 // bufs[i] for a candidate in the running, else nil
+	scores  []float64
+	weights []float64
+	nHat    float64
+
+	// set per round
+	tree     *model.Tree
+	measured [][]int
+	limit    float64
+	sigma    float64
+
+	edge     [][]bool // edges of the measured sets' interaction graph
+	ver      int      // version of that graph
+	bytes    []uint64 // tree bytes with candidate i added, at graph version bytesVer[i]
+	bytesVer []int
+	scratch  [][][]int // per worker: the measured sets and a candidate
+
+	offSize, offScore []int // each candidate's start in a pass's work
+	pass              int
+}
+
+const (
+	scanSize = iota
+	scanScore
+)
+
+func newCandScan(sizes []int, cands [][]int, tabs [][]int64, bufs, active [][]float64, scores, weights []float64, nHat float64, workers int) *candScan {
+	j := &candScan{sizes: sizes, cands: cands, tabs: tabs, bufs: bufs, active: active, scores: scores, weights: weights, nHat: nHat,
+		edge: make([][]bool, len(sizes)), bytes: make([]uint64, len(cands)), bytesVer: make([]int, len(cands)),
+		scratch: make([][][]int, workers), offSize: make([]int, len(cands)+1), offScore: make([]int, len(cands)+1)}
+	for a := range j.edge {
+		j.edge[a] = make([]bool, len(sizes))
+	}
+	for i := range cands {
+		j.bytesVer[i] = -1
+		// A tree plan costs about the same for every candidate; a score
+		// costs its cells.
+		j.offSize[i+1] = j.offSize[i] + 64
+		j.offScore[i+1] = j.offScore[i] + len(tabs[i])
+	}
+	return j
+}
+
+// noteMeasured adds measured sets to the interaction graph, moving to a new
+// version if they add an edge.
+func (j *candScan) noteMeasured(sets ...[]int) {
+	for _, s := range sets {
+		for x, a := range s {
+			for _, b := range s[:x] {
+				if !j.edge[a][b] {
+					j.edge[a][b], j.edge[b][a] = true, true
+					j.ver++
+				}
+			}
+		}
+	}
+}
+
+func (j *candScan) run(team *par.Team, pass int) {
+	j.pass = pass
+	off := j.offSize
+	if pass == scanScore {
+		off = j.offScore
+	}
+	team.For(off[len(j.cands)], 1, j)
+}
+
+func (j *candScan) Run(w, lo, hi int) {
+	off := j.offSize
+	if j.pass == scanScore {
+		off = j.offScore
+	}
+	for i, c := range j.cands {
+		if o := off[i]; o < lo || o >= hi {
+			continue
+		}
+		if j.pass == scanSize {
+			j.active[i] = j.bufs[i]
+			if j.tree.Covering(c) >= 0 {
+				continue
+			}
+			if j.bytesVer[i] != j.ver {
+				sets := append(append(j.scratch[w][:0], j.measured...), c)
+				j.bytes[i] = math.MaxUint64
+				if t, err := model.NewTree(j.sizes, sets); err == nil {
+					j.bytes[i] = t.Bytes()
+				}
+				j.bytesVer[i] = j.ver
+				clear(sets)
+				j.scratch[w] = sets[:0]
+			}
+			if float64(j.bytes[i]) > j.limit {
+				j.active[i] = nil
+			}
+			continue
+		}
+		if j.active[i] == nil {
+			continue
+		}
+		l1, buf := 0.0, j.bufs[i]
+		for k, v := range j.tabs[i] {
+			l1 += math.Abs(float64(v) - j.nHat*buf[k])
+		}
+		bias := math.Sqrt(2/math.Pi) * j.sigma * float64(len(j.tabs[i]))
+		j.scores[i] = j.weights[i] * (l1 - bias)
+	}
 }
 
 // selectIndex runs the exponential mechanism over the candidates in idx

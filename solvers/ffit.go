@@ -32,6 +32,7 @@ type fmeas struct {
 // rebuilt on a new tree (a new measured set) and warm-started exactly.
 type factoredFit struct {
 	meas     []fmeas
+	sets     [][]int     // the measured sets, meas[j].set
 	phi      [][]float64 // per measurement
 	grad     [][]float64
 	mu, mu2  [][]float64 // marginals of cur and of the trial
@@ -110,8 +111,8 @@ func (su *fsure) stepShadow(f *factoredFit, s float64) {
 		}
 	}
 	sh.try.CopyFrom(sh.cur)
-	for j, m := range sh.meas {
-		sh.try.AddTheta(m.set, -s, sh.grad[j])
+	sh.try.AddThetas(sh.sets, -s, sh.grad)
+	for j := range sh.meas {
 		p := sh.phi[j]
 		for i := range p {
 			p[i] -= s * sh.grad[j][i]
@@ -155,9 +156,7 @@ func (f *factoredFit) restoreBest() {
 	}
 	f.cur.Close()
 	f.cur = model.New(f.tree, f.settings)
-	for j, m := range f.meas {
-		f.cur.AddTheta(m.set, 1, f.phi[j])
-	}
+	f.cur.AddThetas(f.sets, 1, f.phi)
 	f.cur.Calibrate()
 	f.loss = f.evaluate(f.cur, f.mu)
 }
@@ -182,6 +181,7 @@ func (f *factoredFit) close() {
 func (f *factoredFit) add(t *model.Tree, ms ...fmeas) {
 	for _, m := range ms {
 		f.meas = append(f.meas, m)
+		f.sets = append(f.sets, m.set)
 		f.phi = append(f.phi, make([]float64, len(m.y)))
 		f.grad = append(f.grad, make([]float64, len(m.y)))
 		f.mu = append(f.mu, make([]float64, len(m.y)))
@@ -191,9 +191,7 @@ func (f *factoredFit) add(t *model.Tree, ms ...fmeas) {
 		f.close()
 		f.tree = t
 		f.cur, f.try = model.New(t, f.settings), model.New(t, f.settings)
-		for j, m := range f.meas {
-			f.cur.AddTheta(m.set, 1, f.phi[j])
-		}
+		f.cur.AddThetas(f.sets, 1, f.phi)
 	}
 	// In the ℓ1 geometry a safe first step is the inverse of twice the
 	// largest curvature, bounded by 2·Σ_j w_j over every measured cell.
@@ -208,16 +206,17 @@ func (f *factoredFit) add(t *model.Tree, ms ...fmeas) {
 	f.loss = f.evaluate(f.cur, f.mu)
 }
 
-// evaluate writes the model's marginals on the measured sets into mu and
-// returns the loss.
+// evaluate writes the model's marginals on the measured sets into mu (one
+// Marginals call, the sets split over the model's workers) and returns the
+// loss.
 func (f *factoredFit) evaluate(m *model.Model, mu [][]float64) float64 {
 	f.evals++
+	if err := m.Marginals(f.sets, mu); err != nil {
+		// Measured sets are inside a clique by construction.
+		panic("solvers: factored fit: " + err.Error())
+	}
 	l := 0.0
 	for j, ms := range f.meas {
-		if err := m.Marginal(ms.set, mu[j]); err != nil {
-			// Measured sets are inside a clique by construction.
-			panic("solvers: factored fit: " + err.Error())
-		}
 		for i, v := range mu[j] {
 			r := v - ms.y[i]
 			l += ms.w * r * r
@@ -263,9 +262,7 @@ func (f *factoredFit) stepOnce() bool {
 	for try := 0; try < 60; try++ {
 		s := f.step
 		f.try.CopyFrom(f.cur)
-		for j, m := range f.meas {
-			f.try.AddTheta(m.set, -s, f.grad[j])
-		}
+		f.try.AddThetas(f.sets, -s, f.grad)
 		f.try.Calibrate()
 		nl := f.evaluate(f.try, f.mu2)
 		dot := 0.0

@@ -1,0 +1,357 @@
+package model
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// maxBatches is the number of compiled set lists a Model keeps for
+// Marginals (least recently used out first).
+const maxBatches = 4
+
+// MarginalsError reports the sets of a Marginals call that it could not
+// answer; the others were answered. Marginals reuses it: it is valid until
+// the next Marginals call on the same model.
+type MarginalsError struct {
+	Index []int   // positions in the call's sets, increasing
+	Errs  []error // Errs[k]: why set Index[k] failed (a *TooLargeError)
+}
+
+func (e *MarginalsError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "model: %d of the sets have no marginal", len(e.Index))
+	for k, err := range e.Errs {
+		if k == 3 {
+			b.WriteString("; …")
+			break
+		}
+		fmt.Fprintf(&b, "; set %d: %v", e.Index[k], err)
+	}
+	return b.String()
+}
+
+// Unwrap returns the per-set errors (for errors.As).
+func (e *MarginalsError) Unwrap() []error { return e.Errs }
+
+// batch is a compiled list of sets for Marginals.
+type batch struct {
+	sets   [][]int // copies of the sets, to recognise the list
+	plans  []setPlan
+	cells  []int // output cells per set
+	condCl []int // cliques whose conditional some plan reads
+	cond   [][]float64
+	sep    []float64   // separator scratch for the conditionals
+	arena  [][]float64 // per worker
+	act    []int       // the sets of the current call, by worker share
+	off    []int       // running cost of act
+	failed []int       // plans with an error
+	// The covered sets by covering clique, in order, for AddThetas.
+	groupCl  []int
+	groupSet [][]int
+	groupOff []int // running cells of groupCl
+	err      MarginalsError
+	lastUse  uint64
+}
+
+// batchJob runs the sets of a Marginals call whose running cost starts in
+// a worker's range.
+type batchJob struct {
+	m    *Model
+	b    *batch
+	outs [][]float64
+	cond bool // the conditionals' pass (off indexes b.condCl)
+}
+
+func (j *batchJob) Run(w, lo, hi int) {
+	m, b := j.m, j.b
+	dig := m.dig[w]
+	if j.cond {
+		for i, c := range b.condCl {
+			if o := b.off[i]; o >= lo && o < hi {
+				m.condTo(c, b.cond[c], m.wsepFor(w, b, c), dig)
+			}
+		}
+		return
+	}
+	for i, s := range b.act {
+		if o := b.off[i]; o < lo || o >= hi {
+			continue
+		}
+		sp, out := &b.plans[s], j.outs[s]
+		switch {
+		case sp.covering < 0:
+			m.runCross(sp, out, b.cond, b.arena[w], dig)
+		case sp.whole:
+			copy(out, m.belief[sp.covering])
+		default:
+			clear(out)
+			sp.p.sumTo(out, m.belief[sp.covering], 0, sp.p.cells, dig)
+		}
+	}
+}
+
+// wsepFor returns separator scratch for clique c on worker w: the batch's
+// own for worker 0, else the worker's separator scratch when it is large
+// enough (cliques below minParallel cells have separators that fit).
+func (m *Model) wsepFor(w int, b *batch, c int) []float64 {
+	n := m.t.sepCell[c]
+	if w == 0 {
+		return b.sep[:n]
+	}
+	return m.wsep[w][:n]
+}
+
+// Marginals writes the marginal of D on each sets[i] into outs[i], as
+// Marginal does, sharing the work between the sets: the plan of every set
+// (its covering clique, or the subtree and elimination order of a
+// cross-clique set) is compiled once per list of sets and kept (for the
+// last few lists), each clique's conditional is computed once per call
+// for all sets that read it, and the sets are split over the model's
+// workers by their cost. Each output is the same, bit for bit, as
+// Marginal's. A nil outs[i] skips set i. After the first call with a list
+// of sets (compared by value) it allocates nothing.
+//
+// The model keeps the last four lists' plans with their buffers, which
+// Tree.Bytes does not count: the conditionals (at most the model's clique
+// cells) and, per worker, a scratch arena as large as the largest set's
+// product and intermediate tables (each at most Settings.MaxElimCells).
+//
+// Sets whose elimination would exceed Settings.MaxElimCells are not
+// answered: it returns a *MarginalsError listing them (their outputs are
+// left as they were) and answers the others. It panics if the model is not
+// calibrated, len(outs) != len(sets), a set is not increasing and in
+// range, or an output has the wrong length.
+func (m *Model) Marginals(sets [][]int, outs [][]float64) error {
+	m.mustCalibrated()
+	if len(outs) != len(sets) {
+		panic(fmt.Sprintf("model: Marginals with %d outputs for %d sets", len(outs), len(sets)))
+	}
+	b := m.batchFor(sets)
+	for i, out := range outs {
+		if out != nil && len(out) != b.cells[i] {
+			panic(fmt.Sprintf("model: Marginals on set %s with %d cells of output, want %d", fmtSet(sets[i]), len(out), b.cells[i]))
+		}
+	}
+	// The conditionals, split over the workers by cells.
+	if len(b.condCl) > 0 {
+		b.off = b.off[:0]
+		tot := 0
+		for _, c := range b.condCl {
+			b.off = append(b.off, tot)
+			tot += m.t.cells[c]
+		}
+		m.runBatch(b, nil, tot, true)
+	}
+	// Large in-clique sums run one at a time, each split over the workers
+	// as Marginal does; the rest are split by sets.
+	b.act, b.off = b.act[:0], b.off[:0]
+	tot := 0
+	for i, out := range outs {
+		sp := &b.plans[i]
+		if out == nil || sp.err != nil {
+			continue
+		}
+		if sp.covering >= 0 && !sp.whole && sp.p.cells >= minParallel {
+			m.sum(&sp.p, out, m.belief[sp.covering])
+			continue
+		}
+		b.act = append(b.act, i)
+		b.off = append(b.off, tot)
+		tot += sp.cost
+	}
+	m.runBatch(b, outs, tot, false)
+	if len(b.failed) == 0 {
+		return nil
+	}
+	b.err.Index, b.err.Errs = b.err.Index[:0], b.err.Errs[:0]
+	for _, i := range b.failed {
+		if outs[i] != nil {
+			b.err.Index = append(b.err.Index, i)
+			b.err.Errs = append(b.err.Errs, b.plans[i].err)
+		}
+	}
+	if len(b.err.Index) == 0 {
+		return nil
+	}
+	return &b.err
+}
+
+// runBatch runs a pass of b over the workers, or on the caller alone when
+// the work is small or a clique is too large for the workers' scratch.
+func (m *Model) runBatch(b *batch, outs [][]float64, total int, cond bool) {
+	j := &m.bj
+	j.m, j.b, j.outs, j.cond = m, b, outs, cond
+	serial := m.workers == 1 || total < minBatchSplit
+	if cond {
+		for _, c := range b.condCl {
+			if m.t.sepCell[c] > len(m.wsep[min(1, m.workers-1)]) {
+				serial = true
+			}
+		}
+	}
+	if serial {
+		j.Run(0, 0, total)
+	} else {
+		m.splitFor(total, j)
+	}
+	j.b, j.outs = nil, nil
+}
+
+// batchFor returns the compiled batch of sets, compiling it (and evicting
+// the least recently used one) if it is new.
+func (m *Model) batchFor(sets [][]int) *batch {
+	m.batchUse++
+	for _, b := range m.batches {
+		if sameSets(b.sets, sets) {
+			b.lastUse = m.batchUse
+			return b
+		}
+	}
+	for _, s := range sets {
+		m.checkSet(s)
+	}
+	b := m.compile(sets)
+	b.lastUse = m.batchUse
+	if len(m.batches) < maxBatches {
+		m.batches = append(m.batches, b)
+	} else {
+		lru := 0
+		for i, o := range m.batches {
+			if o.lastUse < m.batches[lru].lastUse {
+				lru = i
+			}
+		}
+		m.batches[lru] = b
+	}
+	return b
+}
+
+func sameSets(a, b [][]int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !slices.Equal(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// compile plans every set and allocates the batch's buffers.
+func (m *Model) compile(sets [][]int) *batch {
+	t := m.t
+	k := len(t.cliques)
+	b := &batch{
+		sets:  make([][]int, len(sets)),
+		plans: make([]setPlan, len(sets)),
+		cells: make([]int, len(sets)),
+		cond:  make([][]float64, k),
+		arena: make([][]float64, m.workers),
+		act:   make([]int, 0, len(sets)),
+		off:   make([]int, 0, max(len(sets), k)),
+	}
+	need := make([]bool, k)
+	maxArena := 0
+	group := make([]int, k)
+	for c := range group {
+		group[c] = -1
+	}
+	for i, s := range sets {
+		b.sets[i] = slices.Clone(s)
+		b.cells[i] = int(cellsOf(t.sizes, s))
+		b.plans[i] = m.planSet(s, need)
+		if b.plans[i].err != nil {
+			b.failed = append(b.failed, i)
+		}
+		maxArena = max(maxArena, b.plans[i].arenaN)
+		if c := b.plans[i].covering; c >= 0 {
+			if group[c] < 0 {
+				group[c] = len(b.groupCl)
+				b.groupCl = append(b.groupCl, c)
+				b.groupSet = append(b.groupSet, nil)
+			}
+			b.groupSet[group[c]] = append(b.groupSet[group[c]], i)
+		}
+	}
+	b.groupOff = make([]int, len(b.groupCl)+1)
+	for g, c := range b.groupCl {
+		b.groupOff[g+1] = b.groupOff[g] + t.cells[c]
+	}
+	maxSep := 0
+	for c, ok := range need {
+		if ok {
+			b.condCl = append(b.condCl, c)
+			b.cond[c] = make([]float64, t.cells[c])
+			maxSep = max(maxSep, t.sepCell[c])
+		}
+	}
+	b.sep = make([]float64, maxSep)
+	for w := range b.arena {
+		b.arena[w] = make([]float64, maxArena)
+	}
+	b.err.Index = make([]int, 0, len(b.failed))
+	b.err.Errs = make([]error, 0, len(b.failed))
+	return b
+}
+
+// AddThetas adds s·gs[i] to the log-potentials for every sets[i], as
+// AddTheta(sets[i], s, gs[i]) in turn would, with the same bits: the sets
+// are grouped by their covering clique (the plans are compiled once per
+// list of sets, as for Marginals), each clique takes its sets' tables in
+// order, and the cliques are split over the workers. After the first call
+// with a list of sets it allocates nothing. It panics if len(gs) !=
+// len(sets), a set is not increasing and in range, no clique covers a set
+// or a table has the wrong length. The model counts as uncalibrated until
+// the next Calibrate.
+func (m *Model) AddThetas(sets [][]int, s float64, gs [][]float64) {
+	if len(gs) != len(sets) {
+		panic(fmt.Sprintf("model: AddThetas with %d tables for %d sets", len(gs), len(sets)))
+	}
+	b := m.batchFor(sets)
+	for i, g := range gs {
+		if b.plans[i].covering < 0 {
+			panic("model: AddThetas on set " + fmtSet(sets[i]) + ", which no clique covers")
+		}
+		if len(g) != b.cells[i] {
+			panic(fmt.Sprintf("model: AddThetas on set %s with a table of %d cells, want %d", fmtSet(sets[i]), len(g), b.cells[i]))
+		}
+	}
+	m.calibrated = false
+	j := &m.tj
+	j.m, j.b, j.s, j.gs = m, b, s, gs
+	if total := b.groupOff[len(b.groupCl)]; m.workers == 1 || len(b.groupCl) < 2 || total < minBatchSplit {
+		j.Run(-1, 0, total)
+	} else {
+		m.splitFor(total, j)
+	}
+	j.b, j.gs = nil, nil
+}
+
+// thetaJob adds the tables of a batch's covered sets, the cliques whose
+// running cells start in a worker's range on that worker (w < 0: all on
+// the caller, each clique's additions split over the team).
+type thetaJob struct {
+	m  *Model
+	b  *batch
+	s  float64
+	gs [][]float64
+}
+
+func (j *thetaJob) Run(w, lo, hi int) {
+	m, b := j.m, j.b
+	for g, c := range b.groupCl {
+		if o := b.groupOff[g]; o < lo || o >= hi {
+			continue
+		}
+		for _, i := range b.groupSet[g] {
+			p := &b.plans[i].p
+			if w < 0 {
+				m.broadcast(p, m.theta[c], j.s, j.gs[i])
+			} else {
+				p.addFrom(m.theta[c], j.s, j.gs[i], 0, p.cells, m.dig[w])
+			}
+		}
+	}
+}
