@@ -642,7 +642,7 @@ func (r *runner) report() error {
 		Workload: r.wl, True: r.truth, Synthetic: r.synthAns, Distribution: r.distAns,
 		DataRows: r.n, SyntheticRows: r.rows, Title: title, Solver: solverLabel,
 		RunTime: time.Since(r.start),
-		Privacy: privacyFacts(cfg, r.ledger), SolverParams: solverParams(r.setting.String(), r.res.Plan.Params),
+		Privacy: privacyFacts(cfg, r.ledger), SolverParams: r.withCliques(solverParams(r.setting.String(), r.res.Plan.Params)),
 		OneWay: OneWayDists(truthOne, r.synthOne),
 	}
 	if len(r.internal) > 0 {
@@ -709,6 +709,23 @@ func (r *runner) outcome() *Outcome {
 		out.Holdout = r.holdout.Total()
 	}
 	return out
+}
+
+// withCliques adds the factored model's cliques to the report's solver
+// parameters (the manifest has them too).
+func (r *runner) withCliques(ps []eval.Param) []eval.Param {
+	if len(r.res.Cliques) == 0 {
+		return ps
+	}
+	parts := make([]string, len(r.res.Cliques))
+	for i, c := range r.res.Cliques {
+		names := make([]string, len(c))
+		for j, a := range c {
+			names[j] = r.dom.Attr(a).Name
+		}
+		parts[i] = "{" + strings.Join(names, ", ") + "}"
+	}
+	return append(ps, eval.Param{Name: "model cliques", Value: strings.Join(parts, " ")})
 }
 
 // answersFromData answers a workload of marginal families from the data's
