@@ -222,13 +222,13 @@ func (s *Project) planFactored(sh *Shape, plan *Plan, rho float64) error {
 }
 
 // tunedRounds is the nominal number of rounds of the tuned setting: 2 per
-// attribute when ρ < 2·10^-3 (ε below about 0.4 at δ = 10^-9), 4 per
+// attribute when ρ < 5·10^-3 (ε below about 0.65 at δ = 10^-9), 4 per
 // attribute above. AIM uses 16 per attribute; under replace-one neighbours
 // every round costs twice AIM's for the same noise, and fewer, less noisy
 // rounds were better on full ADULT (all 3-way marginals, ε 0.1–1, seeds 1–2:
 // docs/BENCHMARKS.md). It reads only public quantities.
 func tunedRounds(d int, rho float64) int {
-	if rho < 2e-3 {
+	if rho < 5e-3 {
 		return 2 * d
 	}
 	return 4 * d
