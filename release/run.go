@@ -51,7 +51,12 @@ func Run(ctx context.Context, cfg *Config, hooks *Hooks) (*Outcome, error) {
 		if err := st.run(); err != nil {
 			return nil, err
 		}
-		r.log.Info("stage done", "stage", st.name, "seconds", time.Since(t0).Seconds())
+		if d := time.Since(t0); r.hooks.ProgressLog && d >= progressLogEvery {
+			// Batch logs hear of every long phase, not only the solver's.
+			r.log.Warn("stage done", "stage", st.name, "seconds", d.Seconds(), "elapsed", time.Since(r.start).Round(time.Second).String())
+		} else {
+			r.log.Info("stage done", "stage", st.name, "seconds", d.Seconds())
+		}
 	}
 	return r.outcome(), nil
 }
