@@ -482,32 +482,12 @@ func (r *runner) manifest() error {
 		},
 		Warnings: r.warnings,
 	}
-	for _, c := range r.res.Cliques {
-		names := make([]string, len(c))
-		for i, a := range c {
-			names[i] = r.dom.Attr(a).Name
-		}
-		man.Solver.Cliques = append(man.Solver.Cliques, names)
-	}
+	man.Solver.Cliques = r.cliqueNames()
 	if spent.Rho > 0 {
 		rho := spent.Rho
 		man.Privacy.Total.Rho = &rho
 	}
-	for _, c := range r.ledger.Charges() {
-		mc := Charge{Label: c.Label}
-		switch c.Kind {
-		case privacy.ZCDP:
-			rho := c.Rho
-			mc.Rho = &rho
-		case privacy.Pure:
-			rho, e := c.Rho, c.Eps
-			mc.Rho, mc.Epsilon = &rho, &e
-		case privacy.Approx:
-			e, d := c.Eps, c.Delta
-			mc.Epsilon, mc.Delta = &e, &d
-		}
-		man.Privacy.Charges = append(man.Privacy.Charges, mc)
-	}
+	man.Privacy.Charges = manifestCharges(r.ledger.Charges())
 	if r.rnd.Secure() {
 		man.Randomness = SecureRandomness()
 	} else {
@@ -716,6 +696,19 @@ func (r *runner) outcome() *Outcome {
 	return out
 }
 
+// cliqueNames names the factored model's cliques' attributes.
+func (r *runner) cliqueNames() [][]string {
+	var out [][]string
+	for _, c := range r.res.Cliques {
+		names := make([]string, len(c))
+		for i, a := range c {
+			names[i] = r.dom.Attr(a).Name
+		}
+		out = append(out, names)
+	}
+	return out
+}
+
 // withCliques adds the factored model's cliques to the report's solver
 // parameters (the manifest has them too).
 func (r *runner) withCliques(ps []eval.Param) []eval.Param {
@@ -723,11 +716,7 @@ func (r *runner) withCliques(ps []eval.Param) []eval.Param {
 		return ps
 	}
 	parts := make([]string, len(r.res.Cliques))
-	for i, c := range r.res.Cliques {
-		names := make([]string, len(c))
-		for j, a := range c {
-			names[j] = r.dom.Attr(a).Name
-		}
+	for i, names := range r.cliqueNames() {
 		parts[i] = "{" + strings.Join(names, ", ") + "}"
 	}
 	return append(ps, eval.Param{Name: "model cliques", Value: strings.Join(parts, " ")})
