@@ -459,6 +459,7 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 			}
 		}
 		scan.sigma = sigma
+		scan.sparse = s.sparseBias
 		scan.run(team, scanScore)
 		idx = idx[:0]
 		for i := range fp.cands {
@@ -567,6 +568,7 @@ type candScan struct {
 	measured [][]int
 	limit    float64
 	sigma    float64
+	sparse   bool // experiments: the noise allowance counts only cells the model gives at least σ
 
 	edge     [][]bool // edges of the measured sets' interaction graph
 	ver      int      // version of that graph
@@ -660,7 +662,16 @@ func (j *candScan) Run(w, lo, hi int) {
 		for k, v := range j.tabs[i] {
 			l1 += math.Abs(float64(v) - j.nHat*buf[k])
 		}
-		bias := math.Sqrt(2/math.Pi) * j.sigma * float64(len(j.tabs[i]))
+		cells := float64(len(j.tabs[i]))
+		if j.sparse {
+			cells = 1
+			for _, v := range buf {
+				if j.nHat*v >= j.sigma {
+					cells++
+				}
+			}
+		}
+		bias := math.Sqrt(2/math.Pi) * j.sigma * cells
 		j.scores[i] = j.weights[i] * (l1 - bias)
 	}
 }
