@@ -459,7 +459,6 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 			}
 		}
 		scan.sigma = sigma
-		scan.sparse = s.sparseBias
 		scan.run(team, scanScore)
 		idx = idx[:0]
 		for i := range fp.cands {
@@ -568,7 +567,6 @@ type candScan struct {
 	measured [][]int
 	limit    float64
 	sigma    float64
-	sparse   bool // experiments: the noise allowance counts only cells the model gives at least σ
 
 	edge     [][]bool // edges of the measured sets' interaction graph
 	ver      int      // version of that graph
@@ -662,16 +660,7 @@ func (j *candScan) Run(w, lo, hi int) {
 		for k, v := range j.tabs[i] {
 			l1 += math.Abs(float64(v) - j.nHat*buf[k])
 		}
-		cells := float64(len(j.tabs[i]))
-		if j.sparse {
-			cells = 1
-			for _, v := range buf {
-				if j.nHat*v >= j.sigma {
-					cells++
-				}
-			}
-		}
-		bias := math.Sqrt(2/math.Pi) * j.sigma * cells
+		bias := math.Sqrt(2/math.Pi) * j.sigma * float64(len(j.tabs[i]))
 		j.scores[i] = j.weights[i] * (l1 - bias)
 	}
 }

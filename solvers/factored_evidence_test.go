@@ -28,7 +28,6 @@ var (
 	evFCap     = flag.Uint64("ev.cap", 0, "max model bytes")
 	evFFinal   = flag.Int("ev.final", 0, "final fit mode")
 	evFShare   = flag.Float64("ev.selshare", 0, "selection share")
-	evFSparse  = flag.Bool("ev.sparse", false, "sparse noise allowance")
 	evFAnneal  = flag.Float64("ev.anneal", 0, "annealing allowance factor")
 	evFPairs   = flag.Bool("ev.pairs", false, "measure the order below and fit what fits")
 )
@@ -59,7 +58,7 @@ func TestEvidenceFactored(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	s := &Project{Rounds: *evFRounds, RoundIters: *evFIters, finalMode: *evFFinal, selShare: *evFShare, pairsMode: *evFPairs, anneal: *evFAnneal, sparseBias: *evFSparse}
+	s := &Project{Rounds: *evFRounds, RoundIters: *evFIters, finalMode: *evFFinal, selShare: *evFShare, pairsMode: *evFPairs, anneal: *evFAnneal}
 	sh := Shape{Budget: privacy.Budget{Eps: *evFEps, Delta: 1e-9}, N: int(counts.Total()), Workload: wl, Model: Factored, MaxModelBytes: *evFCap}
 	plan, err := s.Plan(&sh)
 	if err != nil {

@@ -64,7 +64,6 @@ type Project struct {
 
 	fitTrace    func(int, float64, []float64) // experiments: called after each step
 	selShare    float64                       // experiments: share of a round's ρ on the selection (0: 0.1)
-	sparseBias  bool                          // experiments: noise allowance over the model's non-negligible cells
 	anneal      float64                       // experiments: annealing allowance factor (0: 1)
 	pairsMode   bool                          // experiments: measure the order below the workload's, fit the sets that fit
 	finalMode   int                           // experiments: factored final fit (0 none, 1 cold + SURE, 2 warm + SURE)
