@@ -20,12 +20,27 @@ func (w *Workload) AnswerCounts(c *universe.Counts, out []float64) []float64 {
 		panic(fmt.Sprintf("query: AnswerCounts into %d answers for a workload of %d queries", len(out), w.m))
 	}
 	checkSameDomain(w.dom, c.Domain())
-	clear(out)
-	if c.Total() == 0 {
-		return out
+	t := w.NewTally()
+	for i := range c.Distinct() {
+		t.Add(c.Codes(i), float64(c.Count(i)))
 	}
-	// Marginal strides within each set.
-	strides := make([][]int, len(w.blocks))
+	return t.Answers(out)
+}
+
+// Tally accumulates the workload's answers over records given by their
+// codes, one record (or cell with its count) at a time: the streaming form
+// of AnswerCounts, for rows that never sit in a universe.Counts (rows drawn
+// from a factored model). Its memory is one float64 per query.
+type Tally struct {
+	w       *Workload
+	strides [][]int // per block: the marginal strides within its set
+	acc     []float64
+	total   float64
+}
+
+// NewTally returns an empty tally of the workload.
+func (w *Workload) NewTally() *Tally {
+	t := &Tally{w: w, strides: make([][]int, len(w.blocks)), acc: make([]float64, w.m)}
 	for bi := range w.blocks {
 		b := &w.blocks[bi]
 		if b.kind != bMarginal {
@@ -37,35 +52,59 @@ func (w *Workload) AnswerCounts(c *universe.Counts, out []float64) []float64 {
 			s[p] = acc
 			acc *= w.dom.Attr(b.attrs[p]).Size()
 		}
-		strides[bi] = s
+		t.strides[bi] = s
 	}
-	for i := range c.Distinct() {
-		codes := c.Codes(i)
-		cnt := float64(c.Count(i))
-		for bi := range w.blocks {
-			b := &w.blocks[bi]
-			switch b.kind {
-			case bMarginal:
-				idx := 0
-				for p, a := range b.attrs {
-					idx += int(codes[a]) * strides[bi][p]
-				}
-				out[b.off+idx] += cnt
-			case bPrefix:
-				// Count by code now; the running sum comes below.
-				if code := int(codes[b.attrs[0]]); code < b.n {
-					out[b.off+code] += cnt
-				}
-			case bProduct:
-				if inProduct(codes, b) {
-					out[b.off] += cnt
-				}
+	return t
+}
+
+// Add counts cnt records of the given codes (one per attribute).
+func (t *Tally) Add(codes []int32, cnt float64) {
+	w := t.w
+	for bi := range w.blocks {
+		b := &w.blocks[bi]
+		switch b.kind {
+		case bMarginal:
+			idx := 0
+			for p, a := range b.attrs {
+				idx += int(codes[a]) * t.strides[bi][p]
+			}
+			t.acc[b.off+idx] += cnt
+		case bPrefix:
+			// Count by code now; the running sum comes in Answers.
+			if code := int(codes[b.attrs[0]]); code < b.n {
+				t.acc[b.off+code] += cnt
+			}
+		case bProduct:
+			if inProduct(codes, b) {
+				t.acc[b.off] += cnt
 			}
 		}
 	}
-	inv := 1 / float64(c.Total())
-	for bi := range w.blocks {
-		b := &w.blocks[bi]
+	t.total += cnt
+}
+
+// AddRows counts rows given row-major, Domain().Len() codes per row.
+func (t *Tally) AddRows(rows []int32) {
+	d := t.w.dom.Len()
+	for i := 0; i+d <= len(rows); i += d {
+		t.Add(rows[i:i+d], 1)
+	}
+}
+
+// Answers writes the answers as fractions of the records counted into out
+// (len M()) and returns it; with no records every answer is 0.
+func (t *Tally) Answers(out []float64) []float64 {
+	if len(out) != t.w.m {
+		panic(fmt.Sprintf("query: Tally.Answers into %d answers for a workload of %d queries", len(out), t.w.m))
+	}
+	clear(out)
+	if t.total == 0 {
+		return out
+	}
+	copy(out, t.acc)
+	inv := 1 / t.total
+	for bi := range t.w.blocks {
+		b := &t.w.blocks[bi]
 		q := out[b.off : b.off+b.n]
 		if b.kind == bPrefix {
 			for i := 1; i < len(q); i++ {

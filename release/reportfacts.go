@@ -47,15 +47,6 @@ func publicParams(cfg *Config, setting string, plan0, plan *solvers.Plan) []eval
 	return solverParams(setting, plan0.Params)
 }
 
-// oneWayInput computes the internal report's one-way tables: the data's
-// from its counts, the synthetic rows' from the sampled cells.
-func oneWayInput(data *universe.Counts, cells []CellCount) []eval.AttributeDist {
-	t, s := NewOneWay(data.Domain()), NewOneWay(data.Domain())
-	t.AddCounts(data)
-	s.AddCells(cells)
-	return OneWayDists(t, s)
-}
-
 // oneWayCounts computes the one-way tables of the data and of a synthetic
 // table read as counts (synth eval).
 func oneWayCounts(data, syn *universe.Counts) []eval.AttributeDist {

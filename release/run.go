@@ -97,7 +97,6 @@ type runner struct {
 
 	// Output.
 	rows       int64
-	cells      []CellCount // explicit model: the sampled cells
 	synthAns   []float64
 	distAns    []float64
 	synthOne   *OneWay
@@ -234,16 +233,10 @@ func (r *runner) read() error {
 	}
 	// Repair counts are exact statistics of the private data: they go to
 	// the operator (stderr) and the internal report, never to a public file.
-	r.internal = repairMessages(stats.Repairs)
-	for _, msg := range r.internal {
-		if r.hooks.Internal != nil {
-			r.hooks.Internal(msg)
-		} else {
-			r.log.Warn(msg)
-		}
+	for _, msg := range repairMessages(stats.Repairs) {
+		r.tellInternal(msg)
 	}
 	r.counts = counts
-	r.data = counts
 	if cfg.Holdout > 0 {
 		if r.counts, r.holdout, err = splitHoldout(counts, cfg.Holdout, r.rnd); err != nil {
 			return err
@@ -252,16 +245,17 @@ func (r *runner) read() error {
 			return &DataError{File: cfg.Data, Msg: fmt.Sprintf("no records left to release after holding out %.0f%%", 100*cfg.Holdout)}
 		}
 		r.log.Info("held out records", "holdout", r.holdout.Total(), "release", r.counts.Total())
-		r.data = r.counts
 	}
+	r.data = r.counts
 	r.n = r.counts.Total()
 	r.log.Info("data read", "records", counts.Total(), "distinct_cells", stats.Distinct)
 	return nil
 }
 
-// readSource counts in a database: the histogram on the explicit model
-// (at most one row per universe cell, which the memory estimate covers), the
-// marginal tables the solver asks for on the factored one.
+// readSource counts in a database: the marginal tables the project solver
+// asks for, or the histogram for the solvers that need it (needsHistogram;
+// on the explicit model at most one row per universe cell, which the memory
+// estimate covers).
 func (r *runner) readSource() error {
 	cfg := r.cfg
 	r.log.Info("opening the data source", "source", sqlsrc.RedactDSN(cfg.Source))
@@ -364,7 +358,12 @@ func (c *cachedData) Marginals(ctx context.Context, sets [][]int) ([][]int64, er
 }
 
 func (r *runner) internalf(format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
+	r.tellInternal(fmt.Sprintf(format, args...))
+}
+
+// tellInternal sends a statistic of the private data to the operator only
+// (Hooks.Internal, or the log) and keeps it for the internal report.
+func (r *runner) tellInternal(msg string) {
 	r.internal = append(r.internal, msg)
 	if r.hooks.Internal != nil {
 		r.hooks.Internal(msg)
@@ -533,18 +532,18 @@ func (r *runner) writeRows() error {
 	r.synthOne = NewOneWay(r.dom)
 	r.log.Info("writing", "dir", r.od.Dir(), "rows", r.rows)
 	if r.est.Model == solvers.Factored {
-		tally := newMarginalTally(r.wl)
+		tally := r.wl.NewTally()
 		err := cfg.Output.WriteSyntheticRows(r.ctx, r.od, r.dom, dec, r.manJSON, func(rw RowWriter) error {
+			rw = TeeRows(rw, r.synthOne)
 			return r.res.Model.Sample(r.ctx, r.rows, r.factoredSampling(), r.rnd, 0, func(rows []int32) error {
-				tally.add(rows)
-				r.synthOne.AddRows(rows)
+				tally.AddRows(rows)
 				return rw.WriteRows(r.ctx, rows)
 			})
 		})
 		if err != nil {
 			return err
 		}
-		r.synthAns = tally.answers()
+		r.synthAns = tally.Answers(make([]float64, r.wl.M()))
 		if r.wl.M() <= maxDistributionQueries {
 			r.distAns = factoredAnswers(r.res.Model, r.wl)
 		}
@@ -561,7 +560,6 @@ func (r *runner) writeRows() error {
 		}
 		r.log.Info("balanced the rows", "rounds", bs.Rounds, "moves", bs.Moves, "rms_before", bs.Before, "rms_after", bs.After)
 	}
-	r.cells = cells
 	r.synthOne.AddCells(cells)
 	rowCells := Rows(nil, cells, r.rnd)
 	if err := cfg.Output.WriteSynthetic(r.ctx, r.od, r.dom, rowCells, dec, r.manJSON); err != nil {
@@ -745,56 +743,6 @@ func answersFromData(ctx context.Context, wl *query.Workload, data solvers.Data,
 		}
 	}
 	return out, nil
-}
-
-// marginalTally accumulates the workload's marginal tables from streamed
-// rows (the factored model has no universe vector to answer from).
-type marginalTally struct {
-	wl      *query.Workload
-	strides [][]int
-	counts  []float64
-	rows    int64
-	width   int
-}
-
-func newMarginalTally(wl *query.Workload) *marginalTally {
-	t := &marginalTally{wl: wl, counts: make([]float64, wl.M()), width: wl.Domain().Len()}
-	for _, m := range wl.Marginals() {
-		st := make([]int, len(m.Attrs))
-		acc := 1
-		for p := len(m.Attrs) - 1; p >= 0; p-- {
-			st[p] = acc
-			acc *= wl.Domain().Attr(m.Attrs[p]).Size()
-		}
-		t.strides = append(t.strides, st)
-	}
-	return t
-}
-
-func (t *marginalTally) add(rows []int32) {
-	sets := t.wl.Marginals()
-	for i := 0; i+t.width <= len(rows); i += t.width {
-		row := rows[i : i+t.width]
-		for si, m := range sets {
-			idx := m.Offset
-			for p, a := range m.Attrs {
-				idx += int(row[a]) * t.strides[si][p]
-			}
-			t.counts[idx]++
-		}
-		t.rows++
-	}
-}
-
-func (t *marginalTally) answers() []float64 {
-	out := make([]float64, len(t.counts))
-	if t.rows == 0 {
-		return out
-	}
-	for j, c := range t.counts {
-		out[j] = t.wl.Weight(j) * c / float64(t.rows)
-	}
-	return out
 }
 
 // maxDistributionQueries bounds the workloads whose answers on a factored

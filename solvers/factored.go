@@ -65,6 +65,7 @@ type factoredPlan struct {
 	cands   [][]int
 	weights []float64
 	sigma0  float64
+	rho0    float64 // the one-way tables' ρ
 	rhoLeft float64
 	rounds  int
 	sens2   float64 // squared ℓ2 sensitivity of one marginal table
@@ -95,7 +96,8 @@ func (sh *Shape) maxModelBytes() uint64 {
 // ledger holds the whole plan before any record is read.
 //
 // Privacy: the plan reads the budget, the workload, the domain, the
-// neighbouring relation and the cap: public inputs only (not n).
+// neighbouring relation and the cap, and n only where it is public
+// (replace-one; smallData): public inputs only.
 func (s *Project) planFactored(sh *Shape, plan *Plan, rho float64) error {
 	w := sh.Workload
 	dom := w.Domain()
@@ -131,17 +133,7 @@ func (s *Project) planFactored(sh *Shape, plan *Plan, rho float64) error {
 		t, err := model.NewTree(dom.Sizes(), sets)
 		if err == nil && t.Bytes() <= capB {
 			fp.tree = t
-			var groups []group
-			for _, set := range sets {
-				groups = append(groups, group{attrs: set, sens2: fp.sens2})
-			}
-			share := make([]float64, len(groups))
-			for i, g := range groups {
-				share[i] = g.sens2
-			}
-			plan.Charges = calibrate(groups, share, rho, w, s.Name())
-			plan.groups = groups
-			plan.Params["groups"] = float64(len(groups))
+			s.measureAll(plan, w, sets, fp.sens2, rho)
 			plan.Params["model_bytes"] = float64(t.Bytes())
 			return nil
 		}
@@ -150,22 +142,11 @@ func (s *Project) planFactored(sh *Shape, plan *Plan, rho float64) error {
 	// model on the ones that fit the cap, chosen from the noisy tables
 	// (post-processing).
 	if s.Setting == Tuned && (s.pairsMode || s.smallData(sh, top, rho)) {
-		sets := downwardClosure(w, max(top-1, 1))
-		var groups []group
-		for _, set := range sets {
-			groups = append(groups, group{attrs: set, sens2: fp.sens2})
-		}
-		share := make([]float64, len(groups))
-		for i := range share {
-			share[i] = 1
-		}
-		plan.Charges = calibrate(groups, share, rho, w, s.Name())
-		plan.groups = groups
+		s.measureAll(plan, w, downwardClosure(w, max(top-1, 1)), fp.sens2, rho)
 		fp.selectSets = true
 		// The chosen sets' model stays small: the fit's cost follows it,
 		// and on small data the largest cliques add noise, not signal.
 		fp.cap = min(fp.cap, selectCap)
-		plan.Params["groups"] = float64(len(groups))
 		return nil
 	}
 	// Adaptive rounds.
@@ -181,7 +162,7 @@ func (s *Project) planFactored(sh *Shape, plan *Plan, rho float64) error {
 	for _, c := range fp.cands {
 		wt := 0.0
 		for _, m := range w.Marginals() {
-			wt += m.Weight * float64(len(intersectInts(c, m.Attrs)))
+			wt += m.Weight * float64(overlap(c, m.Attrs))
 		}
 		fp.weights = append(fp.weights, wt)
 	}
@@ -199,6 +180,7 @@ func (s *Project) planFactored(sh *Shape, plan *Plan, rho float64) error {
 	if rho0 >= rho {
 		return fmt.Errorf("project on the factored model: the one-way marginals alone need ρ = %.4g of %.4g", rho0, rho)
 	}
+	fp.rho0 = rho0
 	fp.rhoLeft = (rho - rho0) * (1 - 1e-9)
 	plan.groups = oneway
 	plan.Charges = []privacy.Charge{
@@ -213,7 +195,7 @@ func (s *Project) planFactored(sh *Shape, plan *Plan, rho float64) error {
 	}
 	cells := 0.0
 	for _, c := range fp.cands {
-		cells += cellsOfSizes(dom.Sizes(), c)
+		cells += float64(cellsOf(dom, c))
 	}
 	plan.Params["candidate_cells"] = cells
 	plan.Params["rounds_nominal"] = float64(fp.rounds)
@@ -250,24 +232,29 @@ func (s *Project) selectShare() float64 {
 	return 0.1
 }
 
-func cellsOfSizes(sizes, set []int) float64 {
-	c := 1.0
-	for _, a := range set {
-		c *= float64(sizes[a])
+// measureAll plans one discrete Gaussian measurement of every set, with
+// equal shares of ρ (the sets' sensitivities are equal).
+func (s *Project) measureAll(plan *Plan, w *query.Workload, sets [][]int, sens2, rho float64) {
+	groups := make([]group, len(sets))
+	share := make([]float64, len(sets))
+	for i, set := range sets {
+		groups[i] = group{attrs: set, sens2: sens2}
+		share[i] = 1
 	}
-	return c
+	plan.Charges = calibrate(groups, share, rho, w, s.Name())
+	plan.groups = groups
+	plan.Params["groups"] = float64(len(groups))
 }
 
-func intersectInts(a, b []int) []int {
-	var out []int
+// overlap counts the attributes two increasing sets share.
+func overlap(a, b []int) int {
+	n := 0
 	for _, x := range a {
-		for _, y := range b {
-			if x == y {
-				out = append(out, x)
-			}
+		if slices.Contains(b, x) {
+			n++
 		}
 	}
-	return out
+	return n
 }
 
 // noisyTable adds discrete Gaussian noise to a count table.
@@ -346,24 +333,32 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 		return nil, err
 	}
 	// One-way measurements.
+	// The one-way tables: candidates' where the workload holds the
+	// attribute, else asked for in one more batch.
 	d := dom.Len()
-	noisy := make([][]float64, d)
-	candOf := map[string]int{}
+	oneway := make([][]int64, d)
 	for i, c := range fp.cands {
-		candOf[fmt.Sprint(c)] = i
-	}
-	for a := range d {
-		ci, ok := candOf[fmt.Sprint([]int{a})]
-		var cnt []int64
-		if ok {
-			cnt = tabs[ci]
-		} else {
-			t, err := p.Data.Marginals(ctx, [][]int{{a}})
-			if err != nil {
-				return nil, err
-			}
-			cnt = t[0]
+		if len(c) == 1 {
+			oneway[c[0]] = tabs[i]
 		}
+	}
+	var missing [][]int
+	for a := range d {
+		if oneway[a] == nil {
+			missing = append(missing, []int{a})
+		}
+	}
+	if len(missing) > 0 {
+		more, err := p.Data.Marginals(ctx, missing)
+		if err != nil {
+			return nil, err
+		}
+		for i, set := range missing {
+			oneway[set[0]] = more[i]
+		}
+	}
+	noisy := make([][]float64, d)
+	for a, cnt := range oneway {
 		noisy[a] = make([]float64, len(cnt))
 		if err := noisyTable(p, cnt, fp.sigma0, noisy[a]); err != nil {
 			return nil, err
@@ -388,20 +383,16 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 	rho := fp.rhoLeft
 	used := 0.0
 	sigma := fp.sigma0
-	perRound := 0.0
-	{
-		// The rounds' nominal split, as in the plan.
-		total := rho + float64(d)*privacy.GaussianCost(math.Sqrt(fp.sens2), fp.sigma0).Rho
-		perRound = total / float64(fp.rounds)
-	}
+	// The rounds' nominal split, as in the plan.
+	perRound := (fp.rho0 + rho) / float64(fp.rounds)
 	eps := privacy.CalibrateExponential(s.selectShare()*perRound, 1)
 	sens := math.Sqrt(fp.sens2)
 	scoreSens := 0.0
 	for _, w := range fp.weights {
 		scoreSens = max(scoreSens, w)
 	}
-	if sens*sens > 1.5 {
-		scoreSens *= 2 // replace-one: a record leaving one cell and entering another moves the L1 distance by 2
+	if p.Neighbours == ReplaceOne {
+		scoreSens *= 2 // a record leaving one cell and entering another moves the L1 distance by 2
 	}
 	scores := make([]float64, len(fp.cands))
 	tmp := make([]float64, 0, len(fp.cands))
@@ -415,13 +406,6 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 	defer team.Close()
 	scan := newCandScan(sizes, fp.cands, tabs, bufs, active, scores, fp.weights, nHat, team.Workers())
 	scan.noteMeasured(measured...)
-	sizeOf := func(sets [][]int) (uint64, *model.Tree) {
-		t, err := model.NewTree(sizes, sets)
-		if err != nil {
-			return math.MaxUint64, nil
-		}
-		return t.Bytes(), t
-	}
 	round := 0
 	for final := false; !final; round++ {
 		if err := ctx.Err(); err != nil {
@@ -443,7 +427,7 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 		used += cost
 		// Candidates whose model stays under the cap, which grows with the
 		// budget spent (AIM's rule: early rounds keep the model small).
-		limit := float64(fp.cap) * (used + float64(d)*privacy.GaussianCost(sens, fp.sigma0).Rho) / (rho + float64(d)*privacy.GaussianCost(sens, fp.sigma0).Rho)
+		limit := float64(fp.cap) * (fp.rho0 + used) / (fp.rho0 + rho)
 		scan.tree, scan.measured, scan.limit = fit.tree, measured, limit
 		scan.run(team, scanSize)
 		// The model's marginals on every candidate still in the running,
@@ -480,8 +464,8 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 		scan.noteMeasured(c)
 		t := fit.tree
 		if fit.tree.Covering(c) < 0 {
-			if _, t = sizeOf(measured); t == nil {
-				return nil, fmt.Errorf("solvers: internal error: no tree for %v", measured)
+			if t, err = model.NewTree(sizes, measured); err != nil {
+				return nil, fmt.Errorf("solvers: internal error: no tree for %v: %w", measured, err)
 			}
 		}
 		fit.add(t, toMeas(c, y, sigma, nHat))
@@ -694,23 +678,20 @@ func toMeas(set []int, noisy []float64, sigma, nHat float64) fmeas {
 	return fmeas{set: set, y: y, w: 1 / (s * s), sigma: sigma}
 }
 
-// nHat is n under replace-one, else the inverse-variance weighted mean of
-// the noisy tables' totals.
+// nHat is n under replace-one, else the estimate of n from the noisy
+// tables' totals (estimateN); noisy[i] was measured by groups[i].
 func (s *Project) nHat(p *Problem, noisy [][]float64, groups []group) float64 {
 	if p.Neighbours != AddRemove {
 		return float64(p.N)
 	}
-	num, den := 0.0, 0.0
+	sums, vars := make([]float64, len(noisy)), make([]float64, len(noisy))
 	for i, t := range noisy {
-		sum := 0.0
 		for _, v := range t {
-			sum += v
+			sums[i] += v
 		}
-		v := float64(len(t)) * groups[min(i, len(groups)-1)].sigma * groups[min(i, len(groups)-1)].sigma
-		num += sum / v
-		den += 1 / v
+		vars[i] = float64(len(t)) * groups[i].sigma * groups[i].sigma
 	}
-	return max(num/den, 1)
+	return estimateN(sums, vars)
 }
 
 // factoredResult finishes a factored solve.

@@ -104,20 +104,10 @@ func (f *factoredFit) useSURE(norm func() float64, delta float64, patience int) 
 // stepShadow advances the shadow by the main fit's accepted step size.
 func (su *fsure) stepShadow(f *factoredFit, s float64) {
 	sh := su.shadow
-	for j, m := range sh.meas {
-		g := sh.grad[j]
-		for i, v := range sh.mu[j] {
-			g[i] = 2 * m.w * (v - m.y[i])
-		}
-	}
+	sh.gradient()
 	sh.try.CopyFrom(sh.cur)
 	sh.try.AddThetas(sh.sets, -s, sh.grad)
-	for j := range sh.meas {
-		p := sh.phi[j]
-		for i := range p {
-			p[i] -= s * sh.grad[j][i]
-		}
-	}
+	sh.movePotentials(s)
 	sh.try.Calibrate()
 	sh.loss = sh.evaluate(sh.try, sh.mu)
 	sh.cur, sh.try = sh.try, sh.cur
@@ -253,12 +243,7 @@ func (f *factoredFit) run(ctx context.Context, iters int, tol float64) error {
 // stepOnce takes one accepted step (halving the step until Armijo's test
 // passes, at most 60 times).
 func (f *factoredFit) stepOnce() bool {
-	for j, m := range f.meas {
-		g := f.grad[j]
-		for i, v := range f.mu[j] {
-			g[i] = 2 * m.w * (v - m.y[i])
-		}
-	}
+	f.gradient()
 	for try := 0; try < 60; try++ {
 		s := f.step
 		f.try.CopyFrom(f.cur)
@@ -276,12 +261,7 @@ func (f *factoredFit) stepOnce() bool {
 			f.cur, f.try = f.try, f.cur
 			f.mu, f.mu2 = f.mu2, f.mu
 			f.loss = nl
-			for j := range f.meas {
-				p, g := f.phi[j], f.grad[j]
-				for i := range p {
-					p[i] -= s * g[i]
-				}
-			}
+			f.movePotentials(s)
 			if f.sure != nil {
 				f.sure.stepShadow(f, s)
 			}
@@ -291,4 +271,25 @@ func (f *factoredFit) stepOnce() bool {
 		f.step *= 0.5
 	}
 	return false
+}
+
+// gradient writes each measurement's gradient 2w_j(μ_j − y_j) at the
+// current iterate into grad.
+func (f *factoredFit) gradient() {
+	for j, m := range f.meas {
+		g := f.grad[j]
+		for i, v := range f.mu[j] {
+			g[i] = 2 * m.w * (v - m.y[i])
+		}
+	}
+}
+
+// movePotentials takes the step on the kept potentials: φ_j −= s·grad_j.
+func (f *factoredFit) movePotentials(s float64) {
+	for j, p := range f.phi {
+		g := f.grad[j]
+		for i := range p {
+			p[i] -= s * g[i]
+		}
+	}
 }

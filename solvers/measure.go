@@ -245,18 +245,16 @@ func measure(p *Problem, groups []group, nb Neighbours) (*measured, error) {
 	if nb == AddRemove {
 		// Inverse-variance weighted mean of the groups' noisy totals, for
 		// the groups whose counts sum to n (marginal tables).
-		num, den := 0.0, 0.0
+		var ms, mv []float64
 		for i, g := range groups {
-			if g.attrs == nil {
-				continue
+			if g.attrs != nil {
+				ms, mv = append(ms, sums[i]), append(mv, sumVar[i])
 			}
-			num += sums[i] / sumVar[i]
-			den += 1 / sumVar[i]
 		}
-		if den == 0 {
+		if len(ms) == 0 {
 			return nil, fmt.Errorf("%w: add/remove neighbours need at least one marginal measurement to estimate n", ErrUnsupported)
 		}
-		nHat = max(num/den, 1)
+		nHat = estimateN(ms, mv)
 	}
 	out := &measured{nHat: nHat}
 	var ops []Operator
@@ -291,6 +289,18 @@ func measure(p *Problem, groups []group, nb Neighbours) (*measured, error) {
 		out.groupSigma = append(out.groupSigma, g.sigma/nHat)
 	}
 	return out, nil
+}
+
+// estimateN estimates n from the noisy totals of marginal tables (each
+// sums to n plus noise of the given variance): their inverse-variance
+// weighted mean, at least 1. Post-processing of the measurements.
+func estimateN(sums, vars []float64) float64 {
+	num, den := 0.0, 0.0
+	for i, s := range sums {
+		num += s / vars[i]
+		den += 1 / vars[i]
+	}
+	return max(num/den, 1)
 }
 
 // stacked applies operators one above the other: the rows of ops[0], then
