@@ -26,6 +26,16 @@ const (
 	Systematic SampleMethod = iota
 	// IID draws n independent rows from D.
 	IID
+	// Stratified is controlled rounding that also controls marginals
+	// across cliques: the root clique's counts are split as by Systematic;
+	// then, clique by clique, all rows that share a separator value (not
+	// only identical partial rows) are split together by systematic
+	// rounding, so that each clique's cell counts stay within one (per
+	// chunk of rows) of their expectation, and each outcome's rows are
+	// spread evenly along the rows' order (the earlier cliques' outcomes),
+	// so that attributes of different cliques keep the model's conditional
+	// independence closely instead of by chance. Unbiased like Systematic.
+	Stratified
 )
 
 func (s SampleMethod) String() string {
@@ -34,6 +44,8 @@ func (s SampleMethod) String() string {
 		return "systematic"
 	case IID:
 		return "iid"
+	case Stratified:
+		return "stratified"
 	}
 	return fmt.Sprintf("SampleMethod(%d)", int(s))
 }
@@ -125,6 +137,7 @@ type sampler struct {
 	batch  int
 	emit   func([]int32) error
 
+	st     *stratState
 	win    []int32 // window of rows (Systematic) or the batch (IID)
 	rows   int     // rows in win
 	leaves int
@@ -160,7 +173,7 @@ func (m *Model) Sample(ctx context.Context, n int64, method SampleMethod, r Rand
 	if n < 0 || n > maxSampleRows {
 		return fmt.Errorf("model: cannot sample %d rows (want 0 to 2^53)", n)
 	}
-	if method != Systematic && method != IID {
+	if method != Systematic && method != IID && method != Stratified {
 		return fmt.Errorf("model: unknown sample method %v", method)
 	}
 	if batch <= 0 {
@@ -180,6 +193,9 @@ func (m *Model) Sample(ctx context.Context, n int64, method SampleMethod, r Rand
 	}
 	if method == IID {
 		return s.iid(n)
+	}
+	if method == Stratified {
+		return s.strat(n)
 	}
 	s.win = make([]int32, min(int64(shuffleWindow), n)*int64(s.na))
 	if err := s.sys(0, n); err != nil {

@@ -206,7 +206,6 @@ func manifestCharges(cs []privacy.Charge) []Charge {
 // wording against the solvers' real plans.
 var (
 	gaussLabel = regexp.MustCompile(`discrete Gaussian on (.+) \(ℓ2 sensitivity [0-9.e+-]+ counts(?: each)?, σ = ([0-9.e+-]+) counts\)`)
-	oneWayN    = regexp.MustCompile(`^the (\d+) one-way marginals$`)
 )
 
 const z95 = 1.959963984540054
@@ -252,13 +251,6 @@ func planNoise(plan *solvers.Plan, dom *universe.Domain) ([]PreviewNoise, string
 // tableCells returns the number of counts of a measured table named as in
 // a charge label, or 0 if it cannot tell.
 func tableCells(table string, dom *universe.Domain) int64 {
-	if m := oneWayN.FindStringSubmatch(table); m != nil {
-		var s int64
-		for _, a := range dom.Attrs() {
-			s += int64(a.Size())
-		}
-		return s
-	}
 	inner, ok := strings.CutPrefix(table, "marginal {")
 	if !ok || !strings.HasSuffix(inner, "}") {
 		return 0

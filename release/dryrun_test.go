@@ -126,8 +126,16 @@ func TestDryRunSolvers(t *testing.T) {
 	if !(p.Time.Seconds > 0) || !strings.Contains(p.Time.Method, "nominal rounds") {
 		t.Errorf("factored, rounds: time %+v", p.Time)
 	}
-	if p.Model != "factored" || len(p.Noise) != 1 || !strings.Contains(p.Noise[0].Table, "one-way marginals") || p.Noise[0].Cells == 0 {
-		t.Errorf("factored: model %s, noise %+v", p.Model, p.Noise)
+	// One line per one-way table, the larger tables with the smaller σ.
+	if p.Model != "factored" || len(p.Noise) != 7 {
+		t.Errorf("factored: model %s, noise %+v, want the 7 one-way tables", p.Model, p.Noise)
+	}
+	for _, a := range p.Noise {
+		for _, b := range p.Noise {
+			if !strings.HasPrefix(a.Table, "marginal {") || a.Cells == 0 || (a.Cells > b.Cells && !(a.Sigma < b.Sigma)) {
+				t.Errorf("factored: one-way noise %+v against %+v: want every table named, its cells, and a smaller σ for a larger table", a, b)
+			}
+		}
 	}
 	if !strings.Contains(p.NoiseNote, "adaptive rounds") {
 		t.Errorf("factored: note %q does not mention the adaptive rounds", p.NoiseNote)

@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"strings"
 
+	"github.com/dpsynth/synth/model"
 	"github.com/dpsynth/synth/query"
 	"github.com/dpsynth/synth/solvers"
 	"github.com/dpsynth/synth/universe"
@@ -139,6 +140,7 @@ func Route(cfg *Config, dom *universe.Domain, wl *query.Workload, solver string)
 	}
 	factored := func(reason string) (*Estimate, error) {
 		est.Model, est.Reason = solvers.Factored, reason
+		est.Parts = append(est.Parts, EstimatePart{"sampling rows along the junction tree (one chunk of rows)", model.StratifiedBytes(dom.Len(), math.MaxInt64)})
 		return est, nil
 	}
 	tooBig := func() error {

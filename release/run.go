@@ -514,11 +514,18 @@ func (r *runner) manifest() error {
 	return nil
 }
 
+// factoredSampling is the model's sampling method for --sampling: iid and
+// systematic as named; balanced (the default) is Stratified, controlled
+// rounding that also keeps the marginals spanning cliques close to the
+// model's.
 func (r *runner) factoredSampling() model.SampleMethod {
-	if r.cfg.Sampling == IID {
+	switch r.cfg.Sampling {
+	case IID:
 		return model.IID
+	case Systematic:
+		return model.Systematic
 	}
-	return model.Systematic
+	return model.Stratified
 }
 
 // writeRows samples the rows, writes the synthetic file and computes the

@@ -62,14 +62,15 @@ type factoredPlan struct {
 	adaptive bool
 	// Adaptive: the candidate sets (the workload's downward closure), their
 	// weights, the one-way σ (counts) and the rounds' total ρ.
-	cands   [][]int
-	weights []float64
-	sigma0  float64
-	rho0    float64 // the one-way tables' ρ
-	rhoLeft float64
-	rounds  int
-	sens2   float64 // squared ℓ2 sensitivity of one marginal table
-	cap     uint64
+	cands              [][]int
+	weights            []float64
+	sigmaMin, sigmaMax float64 // the one-way tables' σ range (counts)
+	sigmaR             float64 // the rounds' first σ (counts)
+	rho0               float64 // the one-way tables' ρ
+	rhoLeft            float64
+	rounds             int
+	sens2              float64 // squared ℓ2 sensitivity of one marginal table
+	cap                uint64
 	// Non-adaptive: the measured groups (as for the explicit model).
 	tree *model.Tree
 	// selectSets: every group is measured, and the fit uses those that fit
@@ -169,11 +170,29 @@ func (s *Project) planFactored(sh *Shape, plan *Plan, rho float64) error {
 	// Every one-way table, then rounds: each round's measurement gets 0.9
 	// and its selection 0.1 of ρ/rounds (AIM's initial split).
 	perRound := rho / float64(fp.rounds)
-	fp.sigma0 = privacy.CalibrateGaussian((1-s.selectShare())*perRound, 1, math.Sqrt(fp.sens2))
+	fp.sigmaR = privacy.CalibrateGaussian((1-s.selectShare())*perRound, 1, math.Sqrt(fp.sens2))
+	// The one-way tables together cost what d rounds' measurements would,
+	// split so that σ_a ∝ cells_a^(−p) (p = oneWayPower): an attribute's
+	// table adds about √(2/π)·σ_a·cells_a to the L1 error of every
+	// marginal holding it, so the larger tables get the smaller noise
+	// (p = 1/3 minimises Σ σ_a·cells_a; 1/2 measured best, docs/BENCHMARKS.md).
+	sig := make([]float64, d)
+	target := float64(d) * privacy.GaussianCost(math.Sqrt(fp.sens2), fp.sigmaR).Rho
+	inv2 := 0.0
+	for a := range d {
+		sig[a] = math.Pow(float64(dom.Sizes()[a]), -s.oneWayPower())
+		inv2 += 1 / (sig[a] * sig[a])
+	}
+	scale := math.Sqrt(fp.sens2*inv2/(2*target)) * (1 + 1e-9) // Σ_a sens2/(2σ_a²) = target
+	fp.sigmaMin, fp.sigmaMax = math.Inf(1), 0.0
+	for a := range d {
+		sig[a] *= scale
+		fp.sigmaMin, fp.sigmaMax = min(fp.sigmaMin, sig[a]), max(fp.sigmaMax, sig[a])
+	}
 	rho0 := 0.0
 	var oneway []group
 	for a := range d {
-		g := group{attrs: []int{a}, sens2: fp.sens2, sigma: fp.sigma0}
+		g := group{attrs: []int{a}, sens2: fp.sens2, sigma: sig[a]}
 		oneway = append(oneway, g)
 		rho0 += privacy.GaussianCost(math.Sqrt(g.sens2), g.sigma).Rho
 	}
@@ -183,16 +202,18 @@ func (s *Project) planFactored(sh *Shape, plan *Plan, rho float64) error {
 	fp.rho0 = rho0
 	fp.rhoLeft = (rho - rho0) * (1 - 1e-9)
 	plan.groups = oneway
-	plan.Charges = []privacy.Charge{
-		{
-			Label: fmt.Sprintf("%s: discrete Gaussian on the %d one-way marginals (ℓ2 sensitivity %.4g counts each, σ = %.4g counts)", s.Name(), d, math.Sqrt(fp.sens2), fp.sigma0),
-			Cost:  privacy.ZCDPCost(rho0),
-		},
-		{
-			Label: fmt.Sprintf("%s: adaptive rounds on the factored model (each: exponential-mechanism selection among %d candidate sets, then a discrete Gaussian measurement of the selected marginal; budget annealing; total at most this ρ)", s.Name(), len(fp.cands)),
-			Cost:  privacy.ZCDPCost(fp.rhoLeft),
-		},
+	// One charge per one-way table (each states its σ), then the rounds'.
+	plan.Charges = nil
+	for _, g := range oneway {
+		plan.Charges = append(plan.Charges, privacy.Charge{
+			Label: fmt.Sprintf("%s: discrete Gaussian on %s (ℓ2 sensitivity %.4g counts, σ = %.4g counts)", s.Name(), g.label(w), math.Sqrt(g.sens2), g.sigma),
+			Cost:  privacy.ZCDPCost(privacy.GaussianCost(math.Sqrt(g.sens2), g.sigma).Rho),
+		})
 	}
+	plan.Charges = append(plan.Charges, privacy.Charge{
+		Label: fmt.Sprintf("%s: adaptive rounds on the factored model (each: exponential-mechanism selection among %d candidate sets, then a discrete Gaussian measurement of the selected marginal; budget annealing; total at most this ρ)", s.Name(), len(fp.cands)),
+		Cost:  privacy.ZCDPCost(fp.rhoLeft),
+	})
 	cells := 0.0
 	for _, c := range fp.cands {
 		cells += float64(cellsOf(dom, c))
@@ -222,6 +243,14 @@ func (s *Project) annealFactor() float64 {
 		return s.anneal
 	}
 	return 1
+}
+
+// oneWayPower is p in the one-way tables' noise split σ_a ∝ cells_a^(−p).
+func (s *Project) oneWayPower() float64 {
+	if s.oneAlloc != 0 {
+		return max(s.oneAlloc, 0)
+	}
+	return 0.5
 }
 
 // selectShare is the share of each round's ρ spent on the selection.
@@ -360,7 +389,7 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 	noisy := make([][]float64, d)
 	for a, cnt := range oneway {
 		noisy[a] = make([]float64, len(cnt))
-		if err := noisyTable(p, cnt, fp.sigma0, noisy[a]); err != nil {
+		if err := noisyTable(p, cnt, plan.groups[a].sigma, noisy[a]); err != nil {
 			return nil, err
 		}
 	}
@@ -368,7 +397,7 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 	var measured [][]int
 	ms := make([]fmeas, d)
 	for a := range d {
-		ms[a] = toMeas([]int{a}, noisy[a], fp.sigma0, nHat)
+		ms[a] = toMeas([]int{a}, noisy[a], plan.groups[a].sigma, nHat)
 		measured = append(measured, []int{a})
 	}
 	tree, err := model.NewTree(sizes, measured)
@@ -382,7 +411,7 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 
 	rho := fp.rhoLeft
 	used := 0.0
-	sigma := fp.sigma0
+	sigma := fp.sigmaR
 	// The rounds' nominal split, as in the plan.
 	perRound := (fp.rho0 + rho) / float64(fp.rounds)
 	eps := privacy.CalibrateExponential(s.selectShare()*perRound, 1)
@@ -494,6 +523,9 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 			}
 			p.Progress(Progress{Iter: round + 1, Total: total, Objective: fit.loss, Elapsed: time.Since(start)})
 		}
+		if debugRound != nil {
+			debugRound(fmt.Sprintf("round %d set %v cells %d sigma %.1f eps %.4g moved %.0f allow %.0f used %.3g/%.3g", round, c, len(y), sigma, eps, moved, math.Sqrt(2/math.Pi)*sigma*float64(len(y)), used, rho))
+		}
 		if !final && moved <= s.annealFactor()*math.Sqrt(2/math.Pi)*sigma*float64(len(y)) {
 			// Annealing: the measurement barely moved the model; spend more
 			// per round.
@@ -502,6 +534,9 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 		}
 	}
 	plan.Params["rounds"] = float64(round)
+	if debugMeasured != nil {
+		debugMeasured(measured)
+	}
 	plan.Params["rho_rounds_spent"] = used
 	if s.finalMode != 0 {
 		// The final estimate: a fit of every measurement from the uniform
@@ -526,6 +561,9 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 	}
 	return s.factoredResult(p, plan, res, fit, nHat)
 }
+
+var debugRound func(string)
+var debugMeasured func([][]int)
 
 // candScan runs the per-candidate work of an adaptive round over a team,
 // each candidate on one worker (so each result has the same bits as a

@@ -5,6 +5,7 @@ package solvers
 import (
 	"context"
 	"flag"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -30,6 +31,10 @@ var (
 	evFShare   = flag.Float64("ev.selshare", 0, "selection share")
 	evFAnneal  = flag.Float64("ev.anneal", 0, "annealing allowance factor")
 	evFPairs   = flag.Bool("ev.pairs", false, "measure the order below and fit what fits")
+	evFOracle  = flag.Bool("ev.oracle", false, "fit the measured sets to exact tables")
+	evFAlloc   = flag.Float64("ev.alloc", 0, "one-way σ ∝ cells^-p (0: the rule's; negative: equal)")
+	evFSample  = flag.String("ev.sample", "stratified", "sampling: stratified, systematic or iid")
+	evFAR      = flag.Bool("ev.addremove", false, "add/remove neighbours")
 )
 
 // TestEvidenceFactored runs the project solver on the factored model on a
@@ -57,9 +62,15 @@ func TestEvidenceFactored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	debugRound = func(m string) { t.Log(m) }
+	var measuredSets [][]int
+	debugMeasured = func(m [][]int) { measuredSets = m }
 	start := time.Now()
-	s := &Project{Rounds: *evFRounds, RoundIters: *evFIters, finalMode: *evFFinal, selShare: *evFShare, pairsMode: *evFPairs, anneal: *evFAnneal}
+	s := &Project{Rounds: *evFRounds, RoundIters: *evFIters, finalMode: *evFFinal, selShare: *evFShare, pairsMode: *evFPairs, anneal: *evFAnneal, oneAlloc: *evFAlloc}
 	sh := Shape{Budget: privacy.Budget{Eps: *evFEps, Delta: 1e-9}, N: int(counts.Total()), Workload: wl, Model: Factored, MaxModelBytes: *evFCap}
+	if *evFAR {
+		sh.Neighbours = AddRemove
+	}
 	plan, err := s.Plan(&sh)
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +84,14 @@ func TestEvidenceFactored(t *testing.T) {
 	defer res.Model.Close()
 	syn := universe.NewCounts(dom)
 	codes := make([]int, dom.Len())
-	err = res.Model.Sample(context.Background(), counts.Total(), model.Systematic, privacy.NewSeeded(2), 0, func(rows []int32) error {
+	method := model.Stratified
+	switch *evFSample {
+	case "systematic":
+		method = model.Systematic
+	case "iid":
+		method = model.IID
+	}
+	err = res.Model.Sample(context.Background(), counts.Total(), method, privacy.NewSeeded(2), 0, func(rows []int32) error {
 		for i := 0; i < len(rows); i += dom.Len() {
 			for a := range codes {
 				codes[a] = int(rows[i+a])
@@ -124,6 +142,46 @@ func TestEvidenceFactored(t *testing.T) {
 			}
 		}
 		t.Logf("distribution (before sampling): max %.4f avg-L1 %.4f", dmax, dl1/float64(len(sets)))
+		line := ""
+		for a := range dom.Len() {
+			tt, _ := counts.Marginals(context.Background(), [][]int{{a}})
+			mo := make([]float64, len(tt[0]))
+			_ = res.Model.Marginal([]int{a}, mo)
+			e := 0.0
+			for k, v := range tt[0] {
+				e += math.Abs(float64(v)/float64(counts.Total()) - mo[k])
+			}
+			line += fmt.Sprintf(" %d:%.3f", a, e)
+		}
+		t.Logf("one-way L1:%s", line)
+	}
+	if *evFOracle && measuredSets != nil {
+		// The structural floor: the same sets fitted to their exact tables.
+		tabs, _ := counts.Marginals(context.Background(), measuredSets)
+		f := newFactoredFit(&model.Settings{})
+		tree, _ := model.NewTree(dom.Sizes(), measuredSets)
+		var ms []fmeas
+		for i, c := range measuredSets {
+			y := make([]float64, len(tabs[i]))
+			for k, v := range tabs[i] {
+				y[k] = float64(v)
+			}
+			ms = append(ms, toMeas(c, y, 1, float64(counts.Total())))
+		}
+		f.add(tree, ms...)
+		_ = f.run(context.Background(), 3000, 1e-9)
+		if err := f.cur.Marginals(sets, outs); err == nil {
+			dl1, dmax := 0.0, 0.0
+			for i, m := range wl.Marginals() {
+				for c, v := range outs[i] {
+					e := math.Abs(v - tru[m.Offset+c])
+					dl1 += e
+					dmax = max(dmax, e)
+				}
+			}
+			t.Logf("oracle fit of the same sets: max %.4f avg-L1 %.4f steps %d", dmax, dl1/float64(len(sets)), f.iters)
+		}
+		f.close()
 	}
 	l1 /= float64(len(wl.Marginals()))
 	t.Logf("%s ε=%g: max %.4f avg-L1 %.4f solve %.2fs total %.2fs rounds %v steps %v cliques %d model %.1f MiB charges %d",

@@ -69,7 +69,7 @@ func (o *releaseOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Solver, "solver", "project", "solver: "+strings.Join(solvers.Names(), ", "))
 	fs.StringVar(&o.Setting, "setting", "tuned", "solver setting: tuned or paper (the seeds' printed parameters)")
 	fs.Int64Var(&o.Rows, "rows", 0, "synthetic rows to write (default n; more rows cost no privacy)")
-	fs.StringVar(&o.Sampling, "sampling", "balanced", "how rows are drawn from the distribution: balanced (each cell within one of N·D, workload answers kept close to D's), systematic (each cell within one of N·D, unbiased) or iid")
+	fs.StringVar(&o.Sampling, "sampling", "balanced", "how rows are drawn from the distribution: balanced (each cell within one of N·D, workload answers kept close to D's), systematic (each cell within one of N·D, unbiased) or iid; on the factored model balanced is stratified rounding along the junction tree")
 	fs.StringVar(&o.Bins, "bins", "", "numeric bins and integer buckets become: midpoint (bin midpoint, bucket lower bound; the default), label (the text \"[20, 30)\"), lower-upper (two columns ATTR_lower, ATTR_upper) or uniform (a draw in the bin)")
 	fs.StringVar(&o.IntegerValues, "integer-values", "", "integer buckets only, as --bins (point = lower bound)")
 	fs.StringVar(&o.NumericValues, "numeric-values", "", "numeric bins only, as --bins (point = midpoint)")
