@@ -245,6 +245,27 @@ func (s *Project) annealFactor() float64 {
 	return 1
 }
 
+// supportSigmas is κ of the effective supports: an attribute's value is in
+// its support when its fitted one-way count is at least κ times that
+// one-way table's σ, and a candidate's score (its L1 error and the noise
+// allowance), the annealing test and the fit of its measurement count only
+// the cells whose values are all in their supports. Large, sparse tables
+// (capital-gain × income: 200 cells, 23 values of capital-gain used, most
+// of them rare) then compete on the cells that carry mass. κ = 3 when ρ ≥
+// 10^-3 (ε ≳ 0.3 at δ = 10^-9); below, the one-way noise is so large that
+// the supports collapse (capital-loss to one value at ε = 0.1), the rounds
+// pick tables that only restate one-way facts, and the model grows: off
+// (docs/BENCHMARKS.md). It reads only public quantities.
+func (s *Project) supportSigmas(rho float64) float64 {
+	if s.supportK != 0 {
+		return max(s.supportK, 0)
+	}
+	if rho >= 1e-3 {
+		return 3
+	}
+	return 0
+}
+
 // oneWayPower is p in the one-way tables' noise split σ_a ∝ cells_a^(−p).
 func (s *Project) oneWayPower() float64 {
 	if s.oneAlloc != 0 {
@@ -434,7 +455,47 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 	team := par.NewTeam(0)
 	defer team.Close()
 	scan := newCandScan(sizes, fp.cands, tabs, bufs, active, scores, fp.weights, nHat, team.Workers())
-	scan.noteMeasured(measured...)
+	// The effective support of each attribute: the values whose fitted
+	// one-way count is at least κ times that table's σ (post-processing
+	// of the noisy one-way tables; see supportSigmas).
+	var support [][]bool
+	if kappa := s.supportSigmas(fp.rho0 + fp.rhoLeft); kappa > 0 {
+		support = make([][]bool, d)
+		for a := range d {
+			mo := make([]float64, sizes[a])
+			if err := fit.cur.Marginal([]int{a}, mo); err != nil {
+				return nil, err
+			}
+			support[a] = make([]bool, sizes[a])
+			best := 0
+			for v, p := range mo {
+				support[a][v] = p*nHat >= kappa*plan.groups[a].sigma
+				if p > mo[best] {
+					best = v
+				}
+			}
+			support[a][best] = true
+		}
+		scan.eff = make([]float64, len(fp.cands))
+		scan.mask = make([][]uint64, len(fp.cands))
+		for i, c := range fp.cands {
+			e, all := 1.0, true
+			for _, a := range c {
+				k := 0
+				for _, in := range support[a] {
+					if in {
+						k++
+					}
+				}
+				e *= float64(k)
+				all = all && k == sizes[a]
+			}
+			scan.eff[i] = e
+			if !all {
+				scan.mask[i] = supportMask(sizes, c, support, len(tabs[i]))
+			}
+		}
+	}
 	round := 0
 	for final := false; !final; round++ {
 		if err := ctx.Err(); err != nil {
@@ -497,7 +558,18 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 				return nil, fmt.Errorf("solvers: internal error: no tree for %v: %w", measured, err)
 			}
 		}
-		fit.add(t, toMeas(c, y, sigma, nHat))
+		m := toMeas(c, y, sigma, nHat)
+		if mk := scan.maskOf(sel); mk != nil {
+			// Cells outside the effective support are left out of the
+			// fit: their counts come from the other measurements.
+			m.cw = make([]float64, len(y))
+			for k := range m.cw {
+				if mk[k>>6]&(1<<(k&63)) != 0 {
+					m.cw[k] = 1
+				}
+			}
+		}
+		fit.add(t, m)
 		iters := s.roundIters()
 		if final {
 			iters = s.fitIters()
@@ -526,7 +598,11 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 		if debugRound != nil {
 			debugRound(fmt.Sprintf("round %d set %v cells %d sigma %.1f eps %.4g moved %.0f allow %.0f used %.3g/%.3g", round, c, len(y), sigma, eps, moved, math.Sqrt(2/math.Pi)*sigma*float64(len(y)), used, rho))
 		}
-		if !final && moved <= s.annealFactor()*math.Sqrt(2/math.Pi)*sigma*float64(len(y)) {
+		effCells := float64(len(y))
+		if scan.eff != nil {
+			effCells = scan.eff[sel]
+		}
+		if !final && moved <= s.annealFactor()*math.Sqrt(2/math.Pi)*sigma*effCells {
 			// Annealing: the measurement barely moved the model; spend more
 			// per round.
 			sigma /= 2
@@ -583,6 +659,9 @@ type candScan struct {
 	scores  []float64
 	weights []float64
 	nHat    float64
+
+	eff  []float64  // effective cells per candidate (nil: all cells)
+	mask [][]uint64 // per candidate, its effective cells as a bit set (nil: all)
 
 	// set per round
 	tree     *model.Tree
@@ -679,12 +758,51 @@ func (j *candScan) Run(w, lo, hi int) {
 			continue
 		}
 		l1, buf := 0.0, j.bufs[i]
-		for k, v := range j.tabs[i] {
-			l1 += math.Abs(float64(v) - j.nHat*buf[k])
+		if mk := j.maskOf(i); mk != nil {
+			// Only the cells inside the effective support: the others are
+			// not fitted to this measurement.
+			for k, v := range j.tabs[i] {
+				if mk[k>>6]&(1<<(k&63)) != 0 {
+					l1 += math.Abs(float64(v) - j.nHat*buf[k])
+				}
+			}
+		} else {
+			for k, v := range j.tabs[i] {
+				l1 += math.Abs(float64(v) - j.nHat*buf[k])
+			}
 		}
-		bias := math.Sqrt(2/math.Pi) * j.sigma * float64(len(j.tabs[i]))
+		cells := float64(len(j.tabs[i]))
+		if j.eff != nil {
+			cells = j.eff[i]
+		}
+		bias := math.Sqrt(2/math.Pi) * j.sigma * cells
 		j.scores[i] = j.weights[i] * (l1 - bias)
 	}
+}
+
+func (j *candScan) maskOf(i int) []uint64 {
+	if j.mask == nil {
+		return nil
+	}
+	return j.mask[i]
+}
+
+// supportMask is the bit set of the cells of a table on set whose every
+// attribute value lies in its support.
+func supportMask(sizes, set []int, support [][]bool, cells int) []uint64 {
+	mk := make([]uint64, (cells+63)/64)
+	for cell := range cells {
+		rem, in := cell, true
+		for q := len(set) - 1; q >= 0 && in; q-- {
+			a := set[q]
+			in = support[a][rem%sizes[a]]
+			rem /= sizes[a]
+		}
+		if in {
+			mk[cell>>6] |= 1 << (cell & 63)
+		}
+	}
+	return mk
 }
 
 // selectIndex runs the exponential mechanism over the candidates in idx

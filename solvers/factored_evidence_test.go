@@ -34,6 +34,7 @@ var (
 	evFOracle  = flag.Bool("ev.oracle", false, "fit the measured sets to exact tables")
 	evFAlloc   = flag.Float64("ev.alloc", 0, "one-way σ ∝ cells^-p (0: the rule's; negative: equal)")
 	evFSample  = flag.String("ev.sample", "stratified", "sampling: stratified, systematic or iid")
+	evFSupport = flag.Float64("ev.support", 0, "κ of the effective supports (0: the rule's; negative: off)")
 	evFAR      = flag.Bool("ev.addremove", false, "add/remove neighbours")
 )
 
@@ -66,7 +67,7 @@ func TestEvidenceFactored(t *testing.T) {
 	var measuredSets [][]int
 	debugMeasured = func(m [][]int) { measuredSets = m }
 	start := time.Now()
-	s := &Project{Rounds: *evFRounds, RoundIters: *evFIters, finalMode: *evFFinal, selShare: *evFShare, pairsMode: *evFPairs, anneal: *evFAnneal, oneAlloc: *evFAlloc}
+	s := &Project{Rounds: *evFRounds, RoundIters: *evFIters, finalMode: *evFFinal, selShare: *evFShare, pairsMode: *evFPairs, anneal: *evFAnneal, oneAlloc: *evFAlloc, supportK: *evFSupport}
 	sh := Shape{Budget: privacy.Budget{Eps: *evFEps, Delta: 1e-9}, N: int(counts.Total()), Workload: wl, Model: Factored, MaxModelBytes: *evFCap}
 	if *evFAR {
 		sh.Neighbours = AddRemove

@@ -162,3 +162,44 @@ func TestFactoredRefusesOverspend(t *testing.T) {
 		t.Errorf("the data was read %d times before the refusal", spy.reads)
 	}
 }
+
+func TestSupportMask(t *testing.T) {
+	sizes := []int{3, 2, 4}
+	support := [][]bool{{true, false, true}, {true, true}, {false, true, true, false}}
+	for _, c := range []struct {
+		set  []int
+		want []int // cells inside the support
+	}{
+		{[]int{0}, []int{0, 2}},
+		{[]int{1}, []int{0, 1}},
+		{[]int{0, 2}, []int{1, 2, 9, 10}},                   // (0,1) (0,2) (2,1) (2,2)
+		{[]int{0, 1, 2}, []int{1, 2, 5, 6, 17, 18, 21, 22}}, // last attribute fastest
+	} {
+		cells := 1
+		for _, a := range c.set {
+			cells *= sizes[a]
+		}
+		mk := supportMask(sizes, c.set, support, cells)
+		var got []int
+		for k := range cells {
+			if mk[k>>6]&(1<<(k&63)) != 0 {
+				got = append(got, k)
+			}
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("supportMask(%v) = %v, want %v", c.set, got, c.want)
+		}
+	}
+}
+
+func TestSupportSigmasRule(t *testing.T) {
+	s := &Project{}
+	for _, c := range []struct{ rho, want float64 }{{1e-4, 0}, {9.9e-4, 0}, {1e-3, 3}, {0.05, 3}} {
+		if got := s.supportSigmas(c.rho); got != c.want {
+			t.Errorf("supportSigmas(%v) = %v, want %v", c.rho, got, c.want)
+		}
+	}
+	if got := (&Project{supportK: -1}).supportSigmas(1); got != 0 {
+		t.Errorf("supportSigmas with the experiment switch off = %v, want 0", got)
+	}
+}

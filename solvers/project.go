@@ -67,6 +67,7 @@ type Project struct {
 	anneal      float64                       // experiments: annealing allowance factor (0: 1)
 	pairsMode   bool                          // experiments: measure the order below the workload's, fit the sets that fit
 	finalMode   int                           // experiments: factored final fit (0 none, 1 cold + SURE, 2 warm + SURE)
+	supportK    float64                       // experiments: κ of the effective supports (0: the rule's; negative: off)
 	oneAlloc    float64                       // experiments: one-way σ_a ∝ cells_a^(−oneAlloc) (0: 0.5; negative: equal σ)
 	shareExp    float64                       // experiments: ρ share ∝ cells^shareExp
 	orderWeight map[int]float64               // experiments: ρ share multiplier per order
