@@ -133,7 +133,7 @@ func TestEvidenceFactored(t *testing.T) {
 		sets[i] = m.Attrs
 		outs[i] = make([]float64, m.Cells)
 	}
-	if err := res.Model.Marginals(sets, outs); err == nil {
+	if err := marginalsEach(res.Model, sets, outs); err == nil {
 		dl1, dmax := 0.0, 0.0
 		for i, m := range wl.Marginals() {
 			for c, v := range outs[i] {
@@ -171,7 +171,7 @@ func TestEvidenceFactored(t *testing.T) {
 		}
 		f.add(tree, ms...)
 		_ = f.run(context.Background(), 3000, 1e-9)
-		if err := f.cur.Marginals(sets, outs); err == nil {
+		if err := marginalsEach(f.cur, sets, outs); err == nil {
 			dl1, dmax := 0.0, 0.0
 			for i, m := range wl.Marginals() {
 				for c, v := range outs[i] {
@@ -189,4 +189,23 @@ func TestEvidenceFactored(t *testing.T) {
 		*evFDataset, *evFEps, maxE, l1, solveT.Seconds(), time.Since(start).Seconds(), res.Plan.Params["rounds"], res.Plan.Params["fit_steps"], len(res.Cliques), res.Plan.Params["model_bytes"]/(1<<20), len(plan.Charges))
 	_ = filepath.Join
 	_ = os.Getenv
+}
+
+// marginalsEach is Marginals, set by set when the batch refuses some: the
+// refused sets' tables are left at 0 (their error counted in full).
+func marginalsEach(m *model.Model, sets [][]int, outs [][]float64) error {
+	if err := m.Marginals(sets, outs); err == nil {
+		return nil
+	}
+	failed := 0
+	for i, set := range sets {
+		if err := m.Marginal(set, outs[i]); err != nil {
+			clear(outs[i])
+			failed++
+		}
+	}
+	if failed > 0 {
+		fmt.Printf("marginals: %d of %d sets refused\n", failed, len(sets))
+	}
+	return nil
 }
