@@ -638,8 +638,13 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 	return s.factoredResult(p, plan, res, fit, nHat)
 }
 
-var debugRound func(string)
-var debugMeasured func([][]int)
+// Hooks of the evidence harness (factored_evidence_test.go, build tag
+// evidence): a line per adaptive round, and the measured sets at the end.
+// Nil in every other build.
+var (
+	debugRound    func(string)
+	debugMeasured func([][]int)
+)
 
 // candScan runs the per-candidate work of an adaptive round over a team,
 // each candidate on one worker (so each result has the same bits as a
