@@ -15,6 +15,22 @@ type fmeas struct {
 	y     []float64
 	w     float64
 	sigma float64 // counts
+	// cw, when not nil, weights each cell's residual: the loss counts cell
+	// i as w·cw[i] (0: not measured). MWEM on the factored model measures
+	// single cells of a set; nil is weight 1 everywhere.
+	cw []float64
+}
+
+// maxCW is the largest per-cell weight of m (1 without per-cell weights).
+func (m *fmeas) maxCW() float64 {
+	if m.cw == nil {
+		return 1
+	}
+	c := 0.0
+	for _, v := range m.cw {
+		c = max(c, v)
+	}
+	return c
 }
 
 // factoredFit is lsFit on a junction tree: it minimises
@@ -187,7 +203,11 @@ func (f *factoredFit) add(t *model.Tree, ms ...fmeas) {
 	// largest curvature, bounded by 2·Σ_j w_j over every measured cell.
 	sw := 0.0
 	for _, m := range f.meas {
-		sw += m.w
+		if m.cw == nil {
+			sw += m.w
+		} else {
+			sw += m.w * m.maxCW()
+		}
 	}
 	if f.step == 0 || f.step > 1/(2*sw) {
 		f.step = 1 / (2 * sw)
@@ -207,6 +227,13 @@ func (f *factoredFit) evaluate(m *model.Model, mu [][]float64) float64 {
 	}
 	l := 0.0
 	for j, ms := range f.meas {
+		if ms.cw != nil {
+			for i, v := range mu[j] {
+				r := v - ms.y[i]
+				l += ms.w * ms.cw[i] * r * r
+			}
+			continue
+		}
 		for i, v := range mu[j] {
 			r := v - ms.y[i]
 			l += ms.w * r * r
@@ -273,11 +300,17 @@ func (f *factoredFit) stepOnce() bool {
 	return false
 }
 
-// gradient writes each measurement's gradient 2w_j(μ_j − y_j) at the
-// current iterate into grad.
+// gradient writes each measurement's gradient 2w_j(μ_j − y_j) (times the
+// per-cell weights, if any) at the current iterate into grad.
 func (f *factoredFit) gradient() {
 	for j, m := range f.meas {
 		g := f.grad[j]
+		if m.cw != nil {
+			for i, v := range f.mu[j] {
+				g[i] = 2 * m.w * m.cw[i] * (v - m.y[i])
+			}
+			continue
+		}
 		for i, v := range f.mu[j] {
 			g[i] = 2 * m.w * (v - m.y[i])
 		}

@@ -74,6 +74,10 @@ type MWEM struct {
 	// (free: it comes from the selection's Answer pass); zero means 1,
 	// negative never.
 	TraceEvery int
+	// FitSteps is, on the factored model, the largest number of
+	// mirror-descent steps of each round's fit; zero means 25 (the last
+	// round's fit takes ten times as many).
+	FitSteps int
 
 	// underNoise multiplies the selection's ε0 without changing the charge,
 	// for the neighbour test's deliberately under-noised variant.
@@ -142,7 +146,15 @@ func (s *MWEM) derive(sh *Shape, noPrivacy bool) (*mwemRun, error) {
 	if err := sh.Budget.Validate(); err != nil {
 		return nil, err
 	}
-	if s.T < 0 || s.T > 1e7 || s.Passes < 0 || !(s.Step >= 0 && s.Step <= 1e3) || !(s.SelectShare >= 0 && s.SelectShare < 1) {
+	if sh.Model == Factored {
+		if err := factoredFamilies(sh.Workload, "mwem"); err != nil {
+			return nil, err
+		}
+		if s.Setting == Paper {
+			return nil, fmt.Errorf("mwem (paper) outputs the average of its iterates, a mixture that the factored model cannot hold; use the tuned setting or --model explicit: %w", ErrUnsupported)
+		}
+	}
+	if s.T < 0 || s.T > 1e7 || s.Passes < 0 || s.FitSteps < 0 || !(s.Step >= 0 && s.Step <= 1e3) || !(s.SelectShare >= 0 && s.SelectShare < 1) {
 		return nil, fmt.Errorf("mwem: settings out of range: T %d, Passes %d, Step %v, SelectShare %v", s.T, s.Passes, s.Step, s.SelectShare)
 	}
 	eps, delta := sh.Budget.Eps, sh.Budget.Delta
@@ -239,6 +251,17 @@ func (s *MWEM) derive(sh *Shape, noPrivacy bool) (*mwemRun, error) {
 	}
 	if s.Step > 0 {
 		run.step = s.Step
+	}
+	if sh.Model == Factored {
+		// The fit holds the model and a trial copy.
+		factoredPlanParams(p, sh, 2)
+		steps := s.FitSteps
+		if steps == 0 {
+			steps = mwemFactoredSteps
+		}
+		p.Params["fit_steps_per_round"] = float64(steps)
+		delete(p.Params, "passes")
+		delete(p.Params, "step")
 	}
 	p.Iterations = T
 	p.Params["T"] = float64(T)
@@ -441,7 +464,11 @@ func addScaled(dst []float64, a float64, x []float64) {
 
 // Solve runs MWEM. It charges the plan before the first selection.
 func (s *MWEM) Solve(ctx context.Context, p *Problem) (*Result, error) {
-	if err := checkProblem(p); err != nil {
+	check := checkProblem
+	if p.Model == Factored {
+		check = checkFactoredProblem
+	}
+	if err := check(p); err != nil {
 		return nil, err
 	}
 	run, err := s.derive(&p.Shape, p.noPrivacy)
@@ -450,6 +477,12 @@ func (s *MWEM) Solve(ctx context.Context, p *Problem) (*Result, error) {
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if p.Model == Factored {
+		if err := p.charge(run.plan); err != nil {
+			return nil, err
+		}
+		return s.solveFactored(ctx, p, run)
 	}
 	st, err := newMWEMState(run, p, s.TraceEvery, s.underNoise)
 	if err != nil {
