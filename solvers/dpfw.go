@@ -58,6 +58,16 @@ func init() {
 // ε̃²T); Plan.Params also record the tight recomputation. Only ReplaceOne
 // is supported.
 //
+// On the factored model (Shape.Model = Factored; marginal workloads) the
+// plan, charges, scores and selections are the same; θ = q_t/α is kept as
+// one table per selected workload set on a junction tree (the (1 − γ)
+// shrink is a lazy scale, the step adds γ/α·(±weight) to one cell), and
+// every output rule is log-linear (softmax of one iterate, or of the
+// averaged q̄), so all of them run there. A step costs a calibration of the
+// tree and the model's marginals on the workload's sets. Queries whose set
+// would take the tree over the cap are left out of the round's selection
+// (fiterate.go: a public rule).
+//
 // Cost per iteration: one parallel pass of exponentials over the universe
 // (θ = c·φ with a lazy scale factor, so the (1 − γ) shrink is O(1) and the
 // step adds one vertex with AddQuery), one fused Answer, and O(m) for the

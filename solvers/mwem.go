@@ -54,6 +54,23 @@ func init() {
 // original, T·(ε0 + 1/b) = ε by basic composition (δ = 0 is allowed).
 //
 // Neighbours: replace-one only; AddRemove returns ErrUnsupported.
+//
+// On the factored model (Shape.Model = Factored; marginal workloads, tuned
+// setting) the plan, charges, selections and measurements are the same;
+// the fit differs. The sweeps above need the answer of each measured query
+// after each update, a recalibration of the junction tree per query: too
+// costly. Instead each round fits every measurement so far by least squares
+// on the model, as MWEM+PGM does (McKenna, Sheldon and Miklau 2019): at
+// most FitSteps steps of entropic mirror descent warm-started from the last
+// round, where each measured cell's potential moves by its own residual (a
+// cell measured r times has their average as target and weight r/σ²); the
+// last round's fit takes ten times as many steps. With exact measurements
+// both fits converge to the same model (the maximum-entropy one that
+// matches the measured cells). The output is the last iterate; the paper
+// setting's average of iterates is a mixture, not a log-linear model, and
+// is refused there (ErrUnsupported). Queries whose attribute set would take
+// the junction tree over the cap are left out of the round's selection
+// (fiterate.go: a public rule).
 type MWEM struct {
 	// Setting selects the rules for the fields left at zero.
 	Setting Setting

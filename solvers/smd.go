@@ -66,6 +66,13 @@ func init() {
 // draws. The query player's weights (S, y) are never released or logged.
 // Only ReplaceOne is supported (under add/remove one insertion would shift
 // the batches).
+//
+// On the factored model (Shape.Model = Factored; marginal workloads) the
+// plan, charges, batches and draws are the same; a is kept as one table per
+// drawn workload set on a junction tree, and the output is the last iterate
+// x^{T+1} (as with Last): the average x̄ of log-linear models is a mixture,
+// which a junction tree does not hold. Queries whose set would take the
+// tree over the cap are left out of the draw (fiterate.go: a public rule).
 type SMD struct {
 	Setting Setting
 	// T is the number of private draws (and of data batches, B = ⌊n/T⌋);

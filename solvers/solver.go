@@ -96,7 +96,8 @@ type Shape struct {
 	N        int
 	Workload *query.Workload
 	// Model is the representation of D the solver must produce; Factored
-	// needs no explicit universe (only the project solver supports it).
+	// needs no explicit universe (project, mwem, dpfw and smd support it;
+	// dpam does not).
 	Model ModelKind
 	// MaxModelBytes caps a factored model's memory (0: DefaultMaxModelBytes).
 	MaxModelBytes uint64
