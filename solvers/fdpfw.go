@@ -76,17 +76,7 @@ func (r *ffwRun) step(t int) (int, float64, error) {
 			maxErr = max(maxErr, math.Abs(g))
 		}
 	}
-	sel := func(sc []float64) int {
-		switch {
-		case p.noPrivacy:
-			return fwArgmax(sc)
-		case fp.paper:
-			return privacy.ReportNoisyMaxLaplace(p.Rand, sc, fp.eps0, r.lapSens, privacy.NonMonotone)
-		default:
-			return privacy.ExponentialMechanism(p.Rand, sc, fp.eps0, r.sens)
-		}
-	}
-	s := it.pick(r.score, r.score, 2, sel)
+	s := it.pick(r.score, r.score, 2, r)
 	if s < 0 {
 		return 0, 0, it.errNoSelectable("dpfw")
 	}
@@ -103,6 +93,18 @@ func (r *ffwRun) step(t int) (int, float64, error) {
 		return 0, 0, err
 	}
 	return s, maxErr, nil
+}
+
+func (r *ffwRun) choose(sc []float64) int {
+	p, fp := r.p, r.fp
+	switch {
+	case p.noPrivacy:
+		return fwArgmax(sc)
+	case fp.paper:
+		return privacy.ReportNoisyMaxLaplace(p.Rand, sc, fp.eps0, r.lapSens, privacy.NonMonotone)
+	default:
+		return privacy.ExponentialMechanism(p.Rand, sc, fp.eps0, r.sens)
+	}
 }
 
 // fwGamma returns γ_t of a plan.

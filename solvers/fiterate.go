@@ -209,6 +209,13 @@ func (f *fWork) filter(tree *model.Tree, touched [][]int) int {
 	return n
 }
 
+// fSelector is a solver's selection rule: a private selection, or an
+// argmax without privacy (a pointer to the run, so that passing it
+// allocates nothing).
+type fSelector interface {
+	choose(scores []float64) int
+}
+
 // pick runs sel (a private selection, or an argmax) over the scores of the
 // selectable queries. score holds nb blocks of m scores (query j of block b
 // at b·m + j: DPFW's and SMD's signed vertices, MWEM's one block). When
@@ -216,7 +223,7 @@ func (f *fWork) filter(tree *model.Tree, touched [][]int) int {
 // queries' scores, in order, are packed into dst (which may be score: the
 // packing moves entries only towards the front). It returns the selected
 // index into score, or -1 if no query is selectable.
-func (f *fWork) pick(score, dst []float64, nb int, sel func([]float64) int) int {
+func (f *fWork) pick(score, dst []float64, nb int, sel fSelector) int {
 	all := true
 	f.runs = f.runs[:0]
 	for i := range f.margs {
@@ -227,7 +234,7 @@ func (f *fWork) pick(score, dst []float64, nb int, sel func([]float64) int) int 
 		}
 	}
 	if all {
-		return sel(score)
+		return sel.choose(score)
 	}
 	if len(f.runs) == 0 {
 		return -1
@@ -240,7 +247,7 @@ func (f *fWork) pick(score, dst []float64, nb int, sel func([]float64) int) int 
 			k += copy(dst[k:], score[b*m+mg.Offset:b*m+mg.Offset+mg.Cells])
 		}
 	}
-	s := sel(dst[:k])
+	s := sel.choose(dst[:k])
 	for b := range nb {
 		for _, i := range f.runs {
 			mg := f.margs[i]

@@ -113,6 +113,13 @@ func (st *fmwemState) maxErr() float64 {
 	return e
 }
 
+func (st *fmwemState) choose(sc []float64) int {
+	if st.p.noPrivacy {
+		return argmax(sc)
+	}
+	return privacy.ExponentialMechanism(st.p.Rand, sc, st.run.eps0*st.scale, st.run.sens)
+}
+
 // step runs round t (1-based).
 func (st *fmwemState) step(ctx context.Context, t int) error {
 	p, run, w, fit := st.p, st.run, st.w, st.fit
@@ -133,13 +140,7 @@ func (st *fmwemState) step(ctx context.Context, t int) error {
 		st.res.Trace[len(st.res.Trace)-1].MaxError = worst
 	}
 	w.filter(fit.tree, fit.sets)
-	sel := func(sc []float64) int {
-		if p.noPrivacy {
-			return argmax(sc)
-		}
-		return privacy.ExponentialMechanism(p.Rand, sc, run.eps0*st.scale, run.sens)
-	}
-	j := w.pick(st.score, st.score, 1, sel)
+	j := w.pick(st.score, st.score, 1, st)
 	if j < 0 {
 		return w.errNoSelectable("mwem")
 	}

@@ -25,9 +25,9 @@ func seedsFixture(t testing.TB) *fixture {
 
 // factoredOf turns an explicit problem into the same problem on the
 // factored model (same seed, fresh ledger).
-func factoredOf(t testing.TB, fx *fixture, eps float64, seed uint64, capBytes uint64) *Problem {
+func factoredOf(t testing.TB, fx *fixture, eps, delta float64, seed uint64, capBytes uint64) *Problem {
 	t.Helper()
-	p := fx.problem(t, eps, 1e-9, seed)
+	p := fx.problem(t, eps, delta, seed)
 	p.Op = nil
 	p.Model = Factored
 	p.MaxModelBytes = capBytes
@@ -84,7 +84,7 @@ func TestFactoredSeedsMatchExplicit(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				pe := fx.problem(t, 1, 1e-9, 5)
-				pf := factoredOf(t, fx, 1, 5, 0)
+				pf := factoredOf(t, fx, 1, 1e-9, 5, 0)
 				pe.noPrivacy, pf.noPrivacy = !priv, !priv
 				re, err := sv.s().Solve(context.Background(), pe)
 				if err != nil {
@@ -128,7 +128,7 @@ func TestFactoredSeedsMatchExplicit(t *testing.T) {
 func TestFactoredMWEM(t *testing.T) {
 	fx := seedsFixture(t)
 	pe := fx.problem(t, 1, 1e-9, 5)
-	pf := factoredOf(t, fx, 1, 5, 0)
+	pf := factoredOf(t, fx, 1, 1e-9, 5, 0)
 	pe.noPrivacy, pf.noPrivacy = true, true
 	re, err := (&MWEM{T: 120, Passes: 200}).Solve(context.Background(), pe)
 	if err != nil {
@@ -189,7 +189,7 @@ func TestFactoredSeedsConformance(t *testing.T) {
 			if err := led.Check(p1.Charges...); err != nil {
 				t.Errorf("plan exceeds its budget: %v", err)
 			}
-			p := factoredOf(t, fx, 1, 7, 0)
+			p := factoredOf(t, fx, 1, 1e-9, 7, 0)
 			plan, _ := s.Plan(&p.Shape)
 			res, err := s.Solve(context.Background(), p)
 			if err != nil {
@@ -218,7 +218,7 @@ func TestFactoredSeedsConformance(t *testing.T) {
 					t.Errorf("marginal %v sums to %v, want 1", mg.Attrs, sum)
 				}
 			}
-			res2, err := s.Solve(context.Background(), factoredOf(t, fx, 1, 7, 0))
+			res2, err := s.Solve(context.Background(), factoredOf(t, fx, 1, 1e-9, 7, 0))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -228,7 +228,7 @@ func TestFactoredSeedsConformance(t *testing.T) {
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel()
-			if _, err := s.Solve(ctx, factoredOf(t, fx, 1, 7, 0)); !errors.Is(err, context.Canceled) {
+			if _, err := s.Solve(ctx, factoredOf(t, fx, 1, 1e-9, 7, 0)); !errors.Is(err, context.Canceled) {
 				t.Errorf("Solve with a cancelled context: err = %v, want context.Canceled", err)
 			}
 		})
@@ -256,7 +256,7 @@ func TestFactoredSeedsCap(t *testing.T) {
 	capB := one + (all-one)/4
 	for _, s := range []Solver{&MWEM{T: 60}, &DPFW{T: 100}, &SMD{T: 100}} {
 		t.Run(s.Name(), func(t *testing.T) {
-			p := factoredOf(t, fx, 1, 3, capB)
+			p := factoredOf(t, fx, 1, 1e-9, 3, capB)
 			res, err := s.Solve(context.Background(), p)
 			if err != nil {
 				t.Fatal(err)

@@ -83,18 +83,15 @@ func (r *fsmdRun) step(t int) (int, float64, error) {
 	if it.filter(it.tree, it.touched) < len(it.sets) && r.tmp == nil {
 		r.tmp = make([]float64, 2*m)
 	}
-	var sel func([]float64) int
 	if p.noPrivacy {
 		for j, v := range p.Answers {
 			S[j] += v
 			S[m+j] -= v
 		}
-		sel = fwArgmax
 	} else {
 		r.smd.addBatch(t)
-		sel = func(sc []float64) int { return privacy.ExponentialMechanism(p.Rand, sc, sp.eps1, r.smd.sens) }
 	}
-	s := it.pick(S, r.tmp, 2, sel)
+	s := it.pick(S, r.tmp, 2, r)
 	if s < 0 {
 		return 0, 0, it.errNoSelectable("smd")
 	}
@@ -103,6 +100,13 @@ func (r *fsmdRun) step(t int) (int, float64, error) {
 		return 0, 0, err
 	}
 	return s, maxErr, nil
+}
+
+func (r *fsmdRun) choose(sc []float64) int {
+	if r.smd.p.noPrivacy {
+		return fwArgmax(sc)
+	}
+	return privacy.ExponentialMechanism(r.smd.p.Rand, sc, r.smd.sp.eps1, r.smd.sens)
 }
 
 func (r *fsmdRun) bound(t int) float64 { return r.smd.bound(t) }
