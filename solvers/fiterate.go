@@ -423,6 +423,9 @@ func runFactoredSteps(ctx context.Context, p *Problem, plan *Plan, T int, r fSte
 	}
 	res.Model = m
 	res.Cliques = m.Tree().Cliques()
+	if mx, ok := r.(interface{ mixture() *Mixture }); ok {
+		res.Mixture = mx.mixture()
+	}
 	plan.Params["model_bytes_final"] = float64(m.Tree().Bytes())
 	return res, nil
 }
@@ -448,4 +451,70 @@ func factoredPlanParams(plan *Plan, sh *Shape, copies int) {
 	plan.Params["max_model_bytes"] = float64(sh.maxModelBytes())
 	plan.Params["model_copies"] = float64(copies)
 	plan.Params["m"] = float64(sh.Workload.M())
+}
+
+// Mixture is an equal-weight mixture of log-linear models on one junction
+// tree: SMD's average x̄ = (x^1 + … + x^{T+1})/(T+1) of its iterates on the
+// factored model (an average of log-linear models is not log-linear, so no
+// single model holds it). Its components are rebuilt one at a time, from
+// the public draws, into one model (Result.Model): the mixture costs one
+// model's memory, and drawing ⌊n/Len⌋ or ⌈n/Len⌉ rows from each component
+// samples it exactly (each row's component is equally likely).
+type Mixture struct {
+	it    *fIterate
+	model *model.Model
+	sel   []int   // the draws (signed vertices)
+	step  float64 // each draw adds step·v_j to the log-weights
+	cur   int     // draws in the model's current θ
+}
+
+// Len is the number of components.
+func (x *Mixture) Len() int { return len(x.sel) + 1 }
+
+// Component writes component i (0 ≤ i < Len: the iterate after i draws)
+// into Result.Model, calibrates it and returns it. Components cost least in
+// increasing order (one draw each); going back rebuilds from the start.
+func (x *Mixture) Component(i int) *model.Model {
+	if i < 0 || i >= x.Len() {
+		panic(fmt.Sprintf("solvers: mixture component %d of %d", i, x.Len()))
+	}
+	it := x.it
+	it.mod = x.model
+	defer func() { it.mod = nil }()
+	if i < x.cur {
+		it.reset()
+		x.cur = 0
+	}
+	for ; x.cur < i; x.cur++ {
+		j, sg := query.Signed(x.sel[x.cur], len(it.ans))
+		d, cell, w := it.query(j)
+		it.add(d, cell, sg*x.step*w) // every drawn set is touched
+	}
+	it.sync()
+	return x.model
+}
+
+// Answers writes the mixture's answers to every workload query into out
+// (len m): the average of its components' answers. It costs Len model
+// answers.
+func (x *Mixture) Answers(out []float64) error {
+	clear(out)
+	it := x.it
+	for i := range x.Len() {
+		if err := it.answer(x.Component(i)); err != nil {
+			return err
+		}
+		for d := range it.avail {
+			if !it.avail[d] {
+				return fmt.Errorf("solvers: mixture: the marginal of %v spans cliques beyond the elimination cap", it.sets[d])
+			}
+		}
+		for j, v := range it.ans {
+			out[j] += v
+		}
+	}
+	for j := range out {
+		out[j] /= float64(x.Len())
+	}
+	return nil
 }

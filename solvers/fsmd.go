@@ -14,8 +14,8 @@ import (
 // a ← a + τ_x·v_{j_t} are log-linear over the drawn queries, one table per
 // touched workload set (fiterate.go); the query player's gradient needs
 // A'x^t, the model's answers to every query, and the batches' answers from
-// the records (Problem.Counts). The output is the last iterate x^{T+1}, not
-// the average: an average of log-linear models is a mixture. Queries whose
+// the records (Problem.Counts). The output is the average of the iterates
+// as a Mixture (or the last iterate x^{T+1} with Last). Queries whose
 // set does not fit the model cap are left out of the round's draw; a set
 // whose marginal could not be computed in some round (beyond the
 // elimination cap) stays out for good, as its cumulative score S misses
@@ -36,7 +36,7 @@ func (s *SMD) solveFactored(ctx context.Context, p *Problem, plan *Plan, sp *smd
 	}
 	m := sp.geo.m
 	r := &fsmdRun{smd: &smdRun{p: p, sp: sp, m: m, S: make([]float64, 2*m), sens: R / float64(sp.B) * noiseScale},
-		it: it, dead: make([]bool, len(it.sets))}
+		it: it, dead: make([]bool, len(it.sets)), last: s.Last}
 	if !p.noPrivacy {
 		if err := r.smd.records(p); err != nil {
 			return nil, err
@@ -51,6 +51,9 @@ type fsmdRun struct {
 	it   *fIterate
 	dead []bool    // sets once unanswered: out of every later draw
 	tmp  []float64 // packed scores when some sets are left out
+	sel  []int     // the draws (public)
+	last bool      // output x^{T+1} alone
+	mix  *Mixture
 }
 
 func (r *fsmdRun) step(t int) (int, float64, error) {
@@ -95,6 +98,7 @@ func (r *fsmdRun) step(t int) (int, float64, error) {
 	if s < 0 {
 		return 0, 0, it.errNoSelectable("smd")
 	}
+	r.sel = append(r.sel, s)
 	j, sg := query.Signed(s, m)
 	if err := it.addQuery(j, sg*sp.tauX); err != nil {
 		return 0, 0, err
@@ -114,5 +118,13 @@ func (r *fsmdRun) bound(t int) float64 { return r.smd.bound(t) }
 // output returns the last iterate x^{T+1}.
 func (r *fsmdRun) output() (*model.Model, error) {
 	r.it.sync()
-	return r.it.take(), nil
+	m := r.it.take()
+	if !r.last {
+		// The average of the iterates: the mixture of x^1..x^{T+1}, whose
+		// last component the model holds now.
+		r.mix = &Mixture{it: r.it, model: m, sel: r.sel, step: r.smd.sp.tauX, cur: len(r.sel)}
+	}
+	return m, nil
 }
+
+func (r *fsmdRun) mixture() *Mixture { return r.mix }

@@ -69,10 +69,12 @@ func init() {
 //
 // On the factored model (Shape.Model = Factored; marginal workloads) the
 // plan, charges, batches and draws are the same; a is kept as one table per
-// drawn workload set on a junction tree, and the output is the last iterate
-// x^{T+1} (as with Last): the average x̄ of log-linear models is a mixture,
-// which a junction tree does not hold. Queries whose set would take the
-// tree over the cap are left out of the draw (fiterate.go: a public rule).
+// drawn workload set on a junction tree. The average x̄ of log-linear
+// models is a mixture, which one junction tree does not hold: the output is
+// Result.Mixture, whose T+1 components are rebuilt one at a time from the
+// public draws (sampling ⌊n/(T+1)⌋ or ⌈n/(T+1)⌉ rows from each is exact),
+// or with Last the model of x^{T+1}. Queries whose set would take the tree
+// over the cap are left out of the draw (fiterate.go: a public rule).
 type SMD struct {
 	Setting Setting
 	// T is the number of private draws (and of data batches, B = ⌊n/T⌋);
@@ -84,9 +86,8 @@ type SMD struct {
 	// allows (Tuned) or the paper's rule. A TauY above the privacy cap is an
 	// error.
 	TauY float64
-	// Last outputs the last iterate x^{T+1} instead of the average x̄. The
-	// factored model always outputs the last iterate (an average of
-	// log-linear models is a mixture, which a junction tree does not hold).
+	// Last outputs the last iterate x^{T+1} instead of the average x̄ (on
+	// the factored model: one model instead of a Mixture).
 	Last bool
 
 	// noiseScale multiplies the sensitivity the draws are calibrated for (0
