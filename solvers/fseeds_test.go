@@ -303,3 +303,53 @@ func TestFactoredSeedsRefusals(t *testing.T) {
 		t.Errorf("mwem (paper), factored: err = %v, want ErrUnsupported", err)
 	}
 }
+
+// TestFactoredSMDMixture: the mixture's first component is the uniform
+// distribution, its last is the Last run's model (rebuilt after going
+// back), and its answers are the average of its components'.
+func TestFactoredSMDMixture(t *testing.T) {
+	fx := seedsFixture(t)
+	res, err := (&SMD{T: 40}).Solve(context.Background(), factoredOf(t, fx, 1, 1e-9, 2, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Model.Close()
+	last, err := (&SMD{T: 40, Last: true}).Solve(context.Background(), factoredOf(t, fx, 1, 1e-9, 2, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer last.Model.Close()
+	mx := res.Mixture
+	if mx == nil || mx.Len() != 41 {
+		t.Fatalf("mixture %v, want 41 components", mx)
+	}
+	want := modelAnswers(t, last.Model, fx.wl)
+	avg := make([]float64, fx.wl.M())
+	for i := range mx.Len() {
+		a := modelAnswers(t, mx.Component(i), fx.wl)
+		for j := range avg {
+			avg[j] += a[j] / float64(mx.Len())
+		}
+	}
+	u := modelAnswers(t, mx.Component(0), fx.wl)
+	got := modelAnswers(t, mx.Component(mx.Len()-1), fx.wl)
+	ans := make([]float64, fx.wl.M())
+	if err := mx.Answers(ans); err != nil {
+		t.Fatal(err)
+	}
+	margs := fx.wl.Marginals()
+	for _, mg := range margs {
+		for c := range mg.Cells {
+			j := mg.Offset + c
+			if w := mg.Weight / float64(mg.Cells); math.Abs(u[j]-w) > 1e-12 {
+				t.Fatalf("component 0, query %d: %v, want uniform %v", j, u[j], w)
+			}
+			if math.Abs(got[j]-want[j]) > 1e-12 {
+				t.Fatalf("last component, query %d: %v, want the Last run's %v", j, got[j], want[j])
+			}
+			if math.Abs(ans[j]-avg[j]) > 1e-12 {
+				t.Fatalf("Answers, query %d: %v, want the components' average %v", j, ans[j], avg[j])
+			}
+		}
+	}
+}
