@@ -564,6 +564,7 @@ type fwRun struct {
 	sel  []int
 	gam  []float64
 	init int // Paper: the signed index of q_0; -1 for q_0 = 0
+	em   expSelect
 }
 
 func newFWRun(p *Problem, fp *fwPlan, team *par.Team, noiseScale float64) *fwRun {
@@ -620,7 +621,7 @@ func (r *fwRun) step(t int) (int, float64) {
 	case fp.paper:
 		s = privacy.ReportNoisyMaxLaplace(p.Rand, r.score, fp.eps0, r.lapSens, privacy.NonMonotone)
 	default:
-		s = privacy.ExponentialMechanism(p.Rand, r.score, fp.eps0, r.sens)
+		s = r.em.draw(p.Rand, r.score, fp.eps0, r.sens)
 	}
 	g := r.gamma(t)
 	r.sel = append(r.sel, s)

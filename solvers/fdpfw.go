@@ -56,6 +56,7 @@ type ffwRun struct {
 	sel     []int
 	gam     []float64
 	init    int
+	em      expSelect
 }
 
 func (r *ffwRun) step(t int) (int, float64, error) {
@@ -103,7 +104,7 @@ func (r *ffwRun) choose(sc []float64) int {
 	case fp.paper:
 		return privacy.ReportNoisyMaxLaplace(p.Rand, sc, fp.eps0, r.lapSens, privacy.NonMonotone)
 	default:
-		return privacy.ExponentialMechanism(p.Rand, sc, fp.eps0, r.sens)
+		return r.em.draw(p.Rand, sc, fp.eps0, r.sens)
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/dpsynth/synth/model"
-	"github.com/dpsynth/synth/privacy"
 )
 
 // Defaults of MWEM's fit on the factored model.
@@ -95,6 +94,7 @@ type fmwemState struct {
 	score []float64
 	steps int
 	scale float64 // ε0 multiplier (test hook)
+	em    expSelect
 	start time.Time
 	res   *Result
 }
@@ -117,7 +117,7 @@ func (st *fmwemState) choose(sc []float64) int {
 	if st.p.noPrivacy {
 		return argmax(sc)
 	}
-	return privacy.ExponentialMechanism(st.p.Rand, sc, st.run.eps0*st.scale, st.run.sens)
+	return st.em.draw(st.p.Rand, sc, st.run.eps0*st.scale, st.run.sens)
 }
 
 // step runs round t (1-based).

@@ -353,3 +353,25 @@ func TestFactoredSMDMixture(t *testing.T) {
 		}
 	}
 }
+
+// TestExpSelect: below emBlockedMin scores the seed solvers' selection is
+// privacy.ExponentialMechanism draw for draw (so explicit and factored runs
+// of the same seed agree); from there the blocked form, which picks the one
+// dominant score.
+func TestExpSelect(t *testing.T) {
+	var e expSelect
+	small := []float64{0.1, 0.4, 0.2, 0.35}
+	r1, r2 := privacy.NewSeeded(3), privacy.NewSeeded(3)
+	for range 50 {
+		if a, b := e.draw(r1, small, 1, 0.01), privacy.ExponentialMechanism(r2, small, 1, 0.01); a != b {
+			t.Fatalf("expSelect.draw = %d, ExponentialMechanism = %d on the same stream", a, b)
+		}
+	}
+	large := make([]float64, emBlockedMin+5)
+	large[emBlockedMin+3] = 1
+	for range 3 {
+		if got := e.draw(r1, large, 1, 1e-3); got != emBlockedMin+3 {
+			t.Fatalf("blocked draw = %d, want the dominant score %d", got, emBlockedMin+3)
+		}
+	}
+}

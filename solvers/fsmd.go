@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"github.com/dpsynth/synth/model"
-	"github.com/dpsynth/synth/privacy"
 	"github.com/dpsynth/synth/query"
 )
 
@@ -52,7 +51,8 @@ type fsmdRun struct {
 	dead []bool    // sets once unanswered: out of every later draw
 	tmp  []float64 // packed scores when some sets are left out
 	sel  []int     // the draws (public)
-	last bool      // output x^{T+1} alone
+	em   expSelect
+	last bool // output x^{T+1} alone
 	mix  *Mixture
 }
 
@@ -110,7 +110,7 @@ func (r *fsmdRun) choose(sc []float64) int {
 	if r.smd.p.noPrivacy {
 		return fwArgmax(sc)
 	}
-	return privacy.ExponentialMechanism(r.smd.p.Rand, sc, r.smd.sp.eps1, r.smd.sens)
+	return r.em.draw(r.smd.p.Rand, sc, r.smd.sp.eps1, r.smd.sens)
 }
 
 func (r *fsmdRun) bound(t int) float64 { return r.smd.bound(t) }

@@ -313,6 +313,7 @@ type mwemState struct {
 	start   time.Time
 	res     *Result
 	scale   float64 // ε0 multiplier (test hook)
+	em      expSelect
 }
 
 func newMWEMState(run *mwemRun, p *Problem, traceEvery int, under float64) (*mwemState, error) {
@@ -372,7 +373,7 @@ func (st *mwemState) step(t int) {
 	if p.noPrivacy {
 		j = argmax(st.score)
 	} else {
-		j = privacy.ExponentialMechanism(p.Rand, st.score, run.eps0*st.scale, run.sens)
+		j = st.em.draw(p.Rand, st.score, run.eps0*st.scale, run.sens)
 	}
 	// Measure the count of query j.
 	noisy := st.counts[j]

@@ -343,6 +343,7 @@ type smdRun struct {
 	exact bool
 	sum   float64 // Σe of the last pass
 	last  bool    // output x^{T+1}, not the average
+	em    expSelect
 }
 
 func newSMDRun(p *Problem, sp *smdPlan, team *par.Team, noiseScale float64) (*smdRun, error) {
@@ -497,7 +498,7 @@ func (r *smdRun) step(t int) (int, float64) {
 		r.addBatch(t)
 		// The draw ∝ exp(τ_y·S) is the exponential mechanism with ε' =
 		// 2τ_y·R/B and Δ = R/B (the test hook scales Δ only).
-		s = privacy.ExponentialMechanism(p.Rand, S, sp.eps1, r.sens)
+		s = r.em.draw(p.Rand, S, sp.eps1, r.sens)
 	}
 	j, sg := query.Signed(s, m)
 	lo, hi := p.Op.Range(j)
