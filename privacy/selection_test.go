@@ -152,3 +152,53 @@ func TestSelectionCosts(t *testing.T) {
 		t.Errorf("ReportNoisyMaxCost(0.4) = %+v, want pure ε 0.4, ρ 0.08 (rounded up)", c)
 	}
 }
+
+// TestExponentialMechanismBlocked: selection frequencies of the two-stage
+// exponential mechanism against the softmax, as
+// TestExponentialMechanismSoftmax (χ², 1 − 1e-6 quantile, N = 200,000 or
+// 10^7), with blocks of 3 and 4 scores so that the block stage matters:
+// uneven last blocks, scores of ±1e6 after scaling, and blocks whose
+// weights all underflow.
+func TestExponentialMechanismBlocked(t *testing.T) {
+	n := size(200_000, 10_000_000)
+	tests := []struct {
+		scores     []float64
+		eps0, sens float64
+		block      int
+	}{
+		{[]float64{0, 0.5, 1, 2, -1, 0.3, 1.7}, 2, 1, 3},
+		{[]float64{0.01, 0.02, 0.015, 0.0, 0.03, 0.025, -0.01, 0.02, 0.022}, 0.1, 1.0 / 48842, 4},
+		{[]float64{1e6, 1e6 - 1, 1e6 - 2.5, -1e6, 0, 1e6 - 0.5}, 2, 1, 3},
+		{[]float64{-2000, -1999, -2001, 0, 0.5, -0.5, -3000, -3000}, 2, 1, 3},
+	}
+	for i, tt := range tests {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			r := testRand(t, uint64(500+i))
+			counts := make([]int, len(tt.scores))
+			scratch := make([]float64, len(tt.scores)/tt.block+1+tt.block)
+			for range n {
+				counts[expMechBlocked(r, tt.scores, tt.eps0, tt.sens, tt.block, scratch)]++
+			}
+			probs := softmax(tt.scores, tt.eps0/(2*tt.sens))
+			stat, df := chiSquare(counts, probs, n, 5)
+			if th := chi2Threshold(max(df, 1), falseFailure); stat > th {
+				t.Errorf("counts %v for probabilities %v: χ² = %.1f > %.1f (df %d)", counts, probs, stat, th, df)
+			}
+			for k, p := range probs {
+				if p == 0 && counts[k] > 0 {
+					t.Errorf("score %d (probability 0) selected %d times", k, counts[k])
+				}
+			}
+		})
+	}
+	// The exported entry point allocates nothing.
+	r := testRand(t, 9)
+	sc := make([]float64, 5000)
+	for i := range sc {
+		sc[i] = float64(i%97) / 97
+	}
+	scratch := make([]float64, BlockedScratch(len(sc)))
+	if a := testing.AllocsPerRun(10, func() { ExponentialMechanismBlocked(r, sc, 1, 0.01, scratch) }); a != 0 {
+		t.Errorf("ExponentialMechanismBlocked allocates %v times per call", a)
+	}
+}

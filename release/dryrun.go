@@ -304,6 +304,11 @@ const (
 // data is read: their solve is not estimated (Seconds 0).
 func EstimateTime(solver string, est *Estimate, plan *solvers.Plan, dom *universe.Domain) PreviewTime {
 	t := PreviewTime{PerRecord: secPerRecord}
+	if solver != "project" {
+		t.Method = solver + "'s number of iterations depends on n, which is not known before the data is read: the solve is not estimated"
+		t.Method += fmt.Sprintf("; reading and writing take about %g µs per record", secPerRecord*1e6)
+		return t
+	}
 	k := math.Pow(10, dom.Log10Size())
 	switch {
 	case est.Model == solvers.Factored && plan.Params["rounds_nominal"] == 0:
@@ -315,14 +320,10 @@ func EstimateTime(solver string, est *Estimate, plan *solvers.Plan, dom *univers
 		cells := plan.Params["candidate_cells"]
 		t.Seconds = rounds * (factoredSecPerCandCell*cells + factoredSecPerRound*math.Pow(k, 0.2))
 		t.Method = "rough cost model: nominal rounds × (candidate cells × 1.4 ns + 3 µs × k^0.2)"
-	case solver == "project":
+	default:
 		g := float64(len(plan.Charges))
 		t.Seconds = explicitSecPerCell * k * math.Sqrt(max(g, 1))
 		t.Method = "rough cost model: universe cells × √(measured tables) × 0.4 µs"
-	default:
-		t.Method = solver + "'s number of iterations depends on n, which is not known before the data is read: the solve is not estimated"
-		t.Method += fmt.Sprintf("; reading and writing take about %g µs per record", secPerRecord*1e6)
-		return t
 	}
 	t.Method += fmt.Sprintf(", calibrated on a few releases of the shipped datasets on a 2-core machine; the stopping rules and the machine's load can move it by a factor of %g either way; reading the data, writing the rows and scoring them come on top (about %g µs per record, more for large workloads: 0.2 s on titanic, 4 s on adult with all 3-way marginals)", timeSpread, secPerRecord*1e6)
 	t.Low, t.High = t.Seconds/timeSpread, t.Seconds*timeSpread

@@ -127,7 +127,7 @@ func Route(cfg *Config, dom *universe.Domain, wl *query.Workload, solver string)
 		explicitPeak = satMul(float64(k), perCell)
 	}
 	fitsExplicit := indexable && explicitPeak <= memCap && k <= math.MaxInt32*64
-	factoredOK := solver == "project"
+	factoredOK := factoredSolvers[solver]
 	est := &Estimate{}
 	// The workload's answers (true, on the rows, on D), their errors and
 	// the report's scratch: about 12 vectors of m float64s (a workload of
@@ -174,11 +174,16 @@ func Route(cfg *Config, dom *universe.Domain, wl *query.Workload, solver string)
 	return nil, err
 }
 
+// factoredSolvers are the solvers with a factored form: project, and the
+// seeds' selection-based solvers, whose iterates are log-linear over the
+// queries they select.
+var factoredSolvers = map[string]bool{"project": true, "mwem": true, "dpfw": true, "smd": true}
+
 func factoredRefusal(solver string) string {
 	if solver == "dpam" {
-		return "dpam needs the full noisy histogram over the universe and runs only on the explicit model (--model explicit); the project solver runs on the factored model"
+		return "dpam needs the full noisy histogram over the universe and runs only on the explicit model (--model explicit); the project, mwem, dpfw and smd solvers run on the factored model"
 	}
-	return solver + " runs only on the explicit model for now; the project solver (the default) runs on the factored model"
+	return solver + " runs only on the explicit model; the project solver (the default), mwem, dpfw and smd run on the factored model"
 }
 
 // addPlan completes the estimate with the plan's model size (factored).
@@ -193,6 +198,16 @@ func (e *Estimate) addPlan(p *solvers.Plan) {
 		mb = uint64(p.Params["max_model_bytes"])
 		what = "the junction tree of the adaptively measured sets (at most the model cap)"
 	}
+	if copies := p.Params["model_copies"]; copies > 0 {
+		// A seed solver's iterate (and MWEM's trial copy), at most the cap
+		// each, and its vectors over the workload: the answers and the
+		// scores of the signed queries.
+		e.Parts = append(e.Parts,
+			EstimatePart{fmt.Sprintf("%s's junction tree of the selected sets (at most the model cap), ×%g", p.Solver, copies), satMul(float64(mb), copies)},
+			EstimatePart{fmt.Sprintf("%s's vectors over the workload's queries", p.Solver), satMul(p.Params["m"], 8*seedWorkloadVectors[p.Solver])})
+		e.sum()
+		return
+	}
 	// The fit holds the model and a trial copy, and SURE a shadow pair.
 	e.Parts = append(e.Parts, EstimatePart{what + ", ×4 (model, trial, SURE shadow pair)", satMul(float64(mb), 4)})
 	if c := p.Params["candidate_cells"]; c > 0 {
@@ -200,6 +215,12 @@ func (e *Estimate) addPlan(p *solvers.Plan) {
 	}
 	e.sum()
 }
+
+// seedWorkloadVectors is the number of float64 vectors of the workload's m
+// queries a seed solver holds on the factored model: answers and scores
+// (MWEM 2; DPFW: answers, 2m signed scores; SMD: answers, 2m cumulative
+// scores and 2m packed ones when the cap leaves sets out).
+var seedWorkloadVectors = map[string]float64{"mwem": 2, "dpfw": 3, "smd": 5}
 
 func (e *Estimate) sum() {
 	var t uint64

@@ -127,6 +127,8 @@ func nbCases() []nbCase {
 		cases = append(cases,
 			nbCase{s + "/replace-one", base, changed, all(twoMarg, solver(s))},
 			nbCase{s + "/add-remove", base, plus, all(twoMarg, solver(s), addRemove)},
+			// dpam is refused on the factored model (before reading).
+			nbCase{s + "/replace-one/factored", base, changed, all(twoMarg, solver(s), factored)},
 		)
 	}
 	cases = append(cases,

@@ -542,17 +542,28 @@ func (r *runner) writeRows() error {
 		tally := r.wl.NewTally()
 		err := cfg.Output.WriteSyntheticRows(r.ctx, r.od, r.dom, dec, r.manJSON, func(rw RowWriter) error {
 			rw = TeeRows(rw, r.synthOne)
-			return r.res.Model.Sample(r.ctx, r.rows, r.factoredSampling(), r.rnd, 0, func(rows []int32) error {
+			emit := func(rows []int32) error {
 				tally.AddRows(rows)
 				return rw.WriteRows(r.ctx, rows)
-			})
+			}
+			if mx := r.res.Mixture; mx != nil {
+				return sampleMixture(r.ctx, mx, r.rows, r.factoredSampling(), r.rnd, emit)
+			}
+			return r.res.Model.Sample(r.ctx, r.rows, r.factoredSampling(), r.rnd, 0, emit)
 		})
 		if err != nil {
 			return err
 		}
 		r.synthAns = tally.Answers(make([]float64, r.wl.M()))
 		if r.wl.M() <= maxDistributionQueries {
-			r.distAns = factoredAnswers(r.res.Model, r.wl)
+			if mx := r.res.Mixture; mx != nil {
+				r.distAns = make([]float64, r.wl.M())
+				if mx.Answers(r.distAns) != nil {
+					r.distAns = nil
+				}
+			} else {
+				r.distAns = factoredAnswers(r.res.Model, r.wl)
+			}
 		}
 		return nil
 	}
@@ -758,6 +769,31 @@ func answersFromData(ctx context.Context, wl *query.Workload, data solvers.Data,
 // answers a vector of m floats (full ADULT, all 3-way marginals: m = 2.1·10^7),
 // so the report shows the rows' errors only.
 const maxDistributionQueries = 1 << 20
+
+// sampleMixture draws n rows from an equal-weight mixture: component t
+// gets ⌊(t+1)·n/K + u⌋ − ⌊t·n/K + u⌋ rows (K components, u uniform on
+// [0, 1): systematic rounding, so each gets ⌊n/K⌋ or ⌈n/K⌉ and n/K in
+// expectation), each drawn along its junction tree. Beyond one component's
+// rows, their order follows the components (as Model.Sample's follows the
+// tree beyond its window). Post-processing: no budget.
+func sampleMixture(ctx context.Context, mx *solvers.Mixture, n int64, method model.SampleMethod, r Rand, emit func([]int32) error) error {
+	k := float64(mx.Len())
+	u := r.Float64()
+	prev := int64(0)
+	for t := range mx.Len() {
+		next := int64(math.Floor(float64(t+1)*float64(n)/k + u))
+		if t == mx.Len()-1 {
+			next = n
+		}
+		if c := next - prev; c > 0 {
+			if err := mx.Component(t).Sample(ctx, c, method, r, 0, emit); err != nil {
+				return err
+			}
+		}
+		prev = next
+	}
+	return nil
+}
 
 // factoredAnswers answers the workload's marginals from the model (nil if
 // some marginal spans cliques beyond the elimination cap).

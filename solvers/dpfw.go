@@ -58,6 +58,16 @@ func init() {
 // ε̃²T); Plan.Params also record the tight recomputation. Only ReplaceOne
 // is supported.
 //
+// On the factored model (Shape.Model = Factored; marginal workloads) the
+// plan, charges, scores and selections are the same; θ = q_t/α is kept as
+// one table per selected workload set on a junction tree (the (1 − γ)
+// shrink is a lazy scale, the step adds γ/α·(±weight) to one cell), and
+// every output rule is log-linear (softmax of one iterate, or of the
+// averaged q̄), so all of them run there. A step costs a calibration of the
+// tree and the model's marginals on the workload's sets. Queries whose set
+// would take the tree over the cap are left out of the round's selection
+// (fiterate.go: a public rule).
+//
 // Cost per iteration: one parallel pass of exponentials over the universe
 // (θ = c·φ with a lazy scale factor, so the (1 − γ) shrink is O(1) and the
 // step adds one vertex with AddQuery), one fused Answer, and O(m) for the
@@ -191,12 +201,12 @@ func (s *DPFW) plan(sh *Shape) (*Plan, *fwPlan, error) {
 	if s.Alpha != 0 && (s.Alpha < 1e-12 || s.Alpha > 1e12) {
 		return nil, nil, fmt.Errorf("dpfw: Alpha = %v outside [1e-12, 1e12]", s.Alpha)
 	}
-	geo, err := newFWGeometry(sh.Workload)
+	geo, err := shapeGeometry(sh, "dpfw")
 	if err != nil {
 		return nil, nil, err
 	}
 	plan := &Plan{Solver: "dpfw", Setting: s.Setting, Params: map[string]float64{
-		"k": float64(geo.k), "m": float64(geo.m), "vertices": float64(2 * geo.m), "range": geo.R,
+		"k": geo.kParam(), "m": float64(geo.m), "vertices": float64(2 * geo.m), "range": geo.R,
 	}}
 	fp := &fwPlan{geo: geo, paper: s.Setting == Paper}
 	if fp.paper {
@@ -224,13 +234,16 @@ func (s *DPFW) plan(sh *Shape) (*Plan, *fwPlan, error) {
 	plan.Params["T"] = float64(fp.T)
 	if fp.alpha > 0 {
 		plan.Params["alpha"] = fp.alpha
-		plan.Params["alpha_ln_k"] = fp.alpha * math.Log(float64(geo.k))
+		plan.Params["alpha_ln_k"] = fp.alpha * geo.lnk
 	}
 	plan.Params["step_harmonic"] = fwBool(fp.step == FWStepHarmonic)
 	if fp.step == FWStepConstant {
 		plan.Params["gamma"] = fp.gamma
 	}
 	plan.Params["output"] = float64(fp.output)
+	if sh.Model == Factored {
+		factoredPlanParams(plan, sh, 1)
+	}
 	return plan, fp, nil
 }
 
@@ -278,7 +291,7 @@ func (s *DPFW) planTuned(sh *Shape, plan *Plan, fp *fwPlan) error {
 			}
 		}
 		if fp.alpha == 0 {
-			fp.alpha = FWTunedAlpha(eta, fp.geo.k)
+			fp.alpha = fwTunedAlphaLn(eta, fp.geo.lnk)
 		}
 	}
 	if b.Delta > 0 {
@@ -343,8 +356,13 @@ func FWTunedT(eta float64, m int) int {
 // affords a smaller bias. The law and its constant are fitted on
 // adult-reduced at ε = 0.1 ... 3 (docs/BENCHMARKS.md, "### dpfw").
 func FWTunedAlpha(eta float64, k int) float64 {
+	return fwTunedAlphaLn(eta, math.Log(float64(k)))
+}
+
+// fwTunedAlphaLn is FWTunedAlpha for a universe of e^lnk cells.
+func fwTunedAlphaLn(eta, lnk float64) float64 {
 	a := 4 * math.Pow(eta, -1.0/3)
-	return min(1, max(0.1, a)) / math.Log(float64(k))
+	return min(1, max(0.1, a)) / lnk
 }
 
 // fwCalibratePure returns the largest ε0 such that steps exponential
@@ -376,7 +394,7 @@ func fwPaper(n int, eps, delta float64, geo fwGeometry, alpha float64, tUsed int
 	q := float64(2 * geo.m) // |Q|, with negations
 	en := eps * float64(n)
 	var f fwPaperFormulas
-	f.Alpha = math.Pow(l, 0.2) * math.Pow(math.Log(q), 0.4) / (math.Pow(en, 0.4) * math.Pow(math.Log(float64(geo.k)), 0.8))
+	f.Alpha = math.Pow(l, 0.2) * math.Pow(math.Log(q), 0.4) / (math.Pow(en, 0.4) * math.Pow(geo.lnk, 0.8))
 	if alpha == 0 {
 		alpha = f.Alpha
 	}
@@ -485,7 +503,11 @@ func (s *DPFW) planPaper(sh *Shape, plan *Plan, fp *fwPlan) error {
 
 // Solve runs DPFW on the problem.
 func (s *DPFW) Solve(ctx context.Context, p *Problem) (*Result, error) {
-	if err := checkProblem(p); err != nil {
+	check := checkProblem
+	if p.Model == Factored {
+		check = checkFactoredProblem
+	}
+	if err := check(p); err != nil {
 		return nil, err
 	}
 	plan, fp, err := s.plan(&p.Shape)
@@ -498,11 +520,11 @@ func (s *DPFW) Solve(ctx context.Context, p *Problem) (*Result, error) {
 			fp.T = FWTunedT(math.Inf(1), fp.geo.m)
 		}
 		if s.Alpha == 0 {
-			fp.alpha = FWTunedAlpha(math.Inf(1), fp.geo.k)
+			fp.alpha = fwTunedAlphaLn(math.Inf(1), fp.geo.lnk)
 		}
 		plan.Iterations = fp.T
 	}
-	if p.Op.K() != fp.geo.k || p.Op.M() != fp.geo.m {
+	if p.Model != Factored && (p.Op.K() != fp.geo.k || p.Op.M() != fp.geo.m) {
 		return nil, fmt.Errorf("dpfw: operator is %d × %d, workload %d × %d", p.Op.M(), p.Op.K(), fp.geo.m, fp.geo.k)
 	}
 	if err := ctx.Err(); err != nil {
@@ -510,6 +532,9 @@ func (s *DPFW) Solve(ctx context.Context, p *Problem) (*Result, error) {
 	}
 	if err := p.charge(plan); err != nil {
 		return nil, err
+	}
+	if p.Model == Factored {
+		return s.solveFactored(ctx, p, plan, fp)
 	}
 	team := par.NewTeam(0)
 	defer team.Close()
@@ -539,6 +564,7 @@ type fwRun struct {
 	sel  []int
 	gam  []float64
 	init int // Paper: the signed index of q_0; -1 for q_0 = 0
+	em   expSelect
 }
 
 func newFWRun(p *Problem, fp *fwPlan, team *par.Team, noiseScale float64) *fwRun {
@@ -568,12 +594,7 @@ func newFWRun(p *Problem, fp *fwPlan, team *par.Team, noiseScale float64) *fwRun
 }
 
 // gamma returns γ_t.
-func (r *fwRun) gamma(t int) float64 {
-	if r.fp.step == FWStepHarmonic {
-		return 2 / float64(t+2)
-	}
-	return r.fp.gamma
-}
+func (r *fwRun) gamma(t int) float64 { return fwGamma(r.fp, t) }
 
 // step runs iteration t: the scores of D_t, a private selection and the
 // update to q_{t+1}. It returns the selected signed vertex and the max
@@ -600,7 +621,7 @@ func (r *fwRun) step(t int) (int, float64) {
 	case fp.paper:
 		s = privacy.ReportNoisyMaxLaplace(p.Rand, r.score, fp.eps0, r.lapSens, privacy.NonMonotone)
 	default:
-		s = privacy.ExponentialMechanism(p.Rand, r.score, fp.eps0, r.sens)
+		s = r.em.draw(p.Rand, r.score, fp.eps0, r.sens)
 	}
 	g := r.gamma(t)
 	r.sel = append(r.sel, s)
@@ -643,7 +664,7 @@ func (r *fwRun) add(s int, g, mx float64) {
 // shows progress without reading the data.
 func (r *fwRun) bound(t int) float64 {
 	fp := r.fp
-	b := fp.alpha * math.Log(float64(fp.geo.k))
+	b := fp.alpha * fp.geo.lnk
 	if fp.step == FWStepHarmonic {
 		b += 2 * fp.geo.DInf * fp.geo.DInf / (fp.alpha * float64(t+2))
 	}
@@ -653,20 +674,8 @@ func (r *fwRun) bound(t int) float64 {
 // output builds q_out from the selections by the output rule and returns
 // softmax(q_out/α).
 func (r *fwRun) output() []float64 {
-	T := len(r.sel)
 	// Weights W_t of the iterates q_0..q_T in q_out.
-	w := make([]float64, T+1)
-	switch r.fp.output {
-	case FWOutputAverage:
-		for t := 1; t <= T; t++ {
-			w[t] = 1 / float64(T)
-		}
-	case FWOutputUniform:
-		w[int(r.p.Rand.Uint64N(uint64(T)))] = 1
-	default:
-		w[T] = 1
-	}
-	r.combine(w)
+	r.combine(fwOutputWeights(r.p, r.fp, len(r.sel)))
 	r.ex.c = 1
 	sum, _ := r.ex.run(r.ex.maxPass())
 	fwNormalize(r.team, r.e, r.e, sum)

@@ -10,7 +10,10 @@ import (
 // fwGeometry is the public geometry of a workload that DPFW and SMD need:
 // computed from the workload's structure alone, never from data.
 type fwGeometry struct {
+	// k is the universe size on the explicit model (0 on the factored one,
+	// whose universe need not fit an int); lnk is ln k on both.
 	k, m int
+	lnk  float64
 	// R is the largest range max q_j − min q_j over the queries (1 for
 	// counting queries of weight 1): under replace-one neighbours with n
 	// public, the answer ⟨q_j, P_n⟩ and the score ±⟨q_j, P_n − D⟩ of either
@@ -32,11 +35,26 @@ func newFWGeometry(w *query.Workload) (fwGeometry, error) {
 	if !ok || k64 == 0 || k64 > uint64(math.MaxInt) {
 		return fwGeometry{}, errors.New("solvers: the universe is not explicit (too many cells for a dense distribution)")
 	}
-	g := fwGeometry{k: int(k64), m: w.M(), D1Exact: true}
-	if g.m == 0 {
-		return g, errors.New("solvers: the workload has no queries")
+	g := fwGeometry{k: int(k64), m: w.M(), D1Exact: true, lnk: math.Log(float64(k64))}
+	return g, g.fill(w, float64(k64))
+}
+
+// newFWGeometryFactored is the geometry of a workload on the factored
+// model: no explicit universe (k = 0), ln k summed over the attributes.
+func newFWGeometryFactored(w *query.Workload) (fwGeometry, error) {
+	lnk := 0.0
+	for _, s := range w.Domain().Sizes() {
+		lnk += math.Log(float64(s))
 	}
-	k := float64(k64)
+	g := fwGeometry{m: w.M(), D1Exact: true, lnk: lnk}
+	return g, g.fill(w, math.Exp(lnk))
+}
+
+// fill computes R and the diameters over a universe of k cells.
+func (g *fwGeometry) fill(w *query.Workload, k float64) error {
+	if g.m == 0 {
+		return errors.New("solvers: the workload has no queries")
+	}
 	marg := w.Marginals()
 	for j := 0; j < g.m; j++ {
 		lo, hi := w.Range(j)
@@ -51,7 +69,7 @@ func newFWGeometry(w *query.Workload) (fwGeometry, error) {
 		}
 		g.D1 = max(g.D1, 2*norm1)
 	}
-	return g, nil
+	return nil
 }
 
 // sensitivity is the per-step score sensitivity R/n (1/n if every query is
@@ -62,4 +80,25 @@ func (g *fwGeometry) sensitivity(n int) float64 {
 		r = 1
 	}
 	return r / float64(n)
+}
+
+// shapeGeometry is the geometry of a shape's workload on its model; the
+// factored model takes marginal families only.
+func shapeGeometry(sh *Shape, solver string) (fwGeometry, error) {
+	if sh.Model != Factored {
+		return newFWGeometry(sh.Workload)
+	}
+	if err := factoredFamilies(sh.Workload, solver); err != nil {
+		return fwGeometry{}, err
+	}
+	return newFWGeometryFactored(sh.Workload)
+}
+
+// kParam is the universe size for Plan.Params (e^lnk on the factored
+// model).
+func (g *fwGeometry) kParam() float64 {
+	if g.k == 0 {
+		return math.Exp(g.lnk)
+	}
+	return float64(g.k)
 }

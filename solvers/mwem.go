@@ -54,6 +54,23 @@ func init() {
 // original, T·(ε0 + 1/b) = ε by basic composition (δ = 0 is allowed).
 //
 // Neighbours: replace-one only; AddRemove returns ErrUnsupported.
+//
+// On the factored model (Shape.Model = Factored; marginal workloads, tuned
+// setting) the plan, charges, selections and measurements are the same;
+// the fit differs. The sweeps above need the answer of each measured query
+// after each update, a recalibration of the junction tree per query: too
+// costly. Instead each round fits every measurement so far by least squares
+// on the model, as MWEM+PGM does (McKenna, Sheldon and Miklau 2019): at
+// most FitSteps steps of entropic mirror descent warm-started from the last
+// round, where each measured cell's potential moves by its own residual (a
+// cell measured r times has their average as target and weight r/σ²); the
+// last round's fit takes ten times as many steps. With exact measurements
+// both fits converge to the same model (the maximum-entropy one that
+// matches the measured cells). The output is the last iterate; the paper
+// setting's average of iterates is a mixture, not a log-linear model, and
+// is refused there (ErrUnsupported). Queries whose attribute set would take
+// the junction tree over the cap are left out of the round's selection
+// (fiterate.go: a public rule).
 type MWEM struct {
 	// Setting selects the rules for the fields left at zero.
 	Setting Setting
@@ -74,6 +91,10 @@ type MWEM struct {
 	// (free: it comes from the selection's Answer pass); zero means 1,
 	// negative never.
 	TraceEvery int
+	// FitSteps is, on the factored model, the largest number of
+	// mirror-descent steps of each round's fit; zero means 25 (the last
+	// round's fit takes ten times as many).
+	FitSteps int
 
 	// underNoise multiplies the selection's ε0 without changing the charge,
 	// for the neighbour test's deliberately under-noised variant.
@@ -142,7 +163,15 @@ func (s *MWEM) derive(sh *Shape, noPrivacy bool) (*mwemRun, error) {
 	if err := sh.Budget.Validate(); err != nil {
 		return nil, err
 	}
-	if s.T < 0 || s.T > 1e7 || s.Passes < 0 || !(s.Step >= 0 && s.Step <= 1e3) || !(s.SelectShare >= 0 && s.SelectShare < 1) {
+	if sh.Model == Factored {
+		if err := factoredFamilies(sh.Workload, "mwem"); err != nil {
+			return nil, err
+		}
+		if s.Setting == Paper {
+			return nil, fmt.Errorf("mwem (paper) outputs the average of its iterates, a mixture that the factored model cannot hold; use the tuned setting or --model explicit: %w", ErrUnsupported)
+		}
+	}
+	if s.T < 0 || s.T > 1e7 || s.Passes < 0 || s.FitSteps < 0 || !(s.Step >= 0 && s.Step <= 1e3) || !(s.SelectShare >= 0 && s.SelectShare < 1) {
 		return nil, fmt.Errorf("mwem: settings out of range: T %d, Passes %d, Step %v, SelectShare %v", s.T, s.Passes, s.Step, s.SelectShare)
 	}
 	eps, delta := sh.Budget.Eps, sh.Budget.Delta
@@ -240,6 +269,17 @@ func (s *MWEM) derive(sh *Shape, noPrivacy bool) (*mwemRun, error) {
 	if s.Step > 0 {
 		run.step = s.Step
 	}
+	if sh.Model == Factored {
+		// The fit holds the model and a trial copy.
+		factoredPlanParams(p, sh, 2)
+		steps := s.FitSteps
+		if steps == 0 {
+			steps = mwemFactoredSteps
+		}
+		p.Params["fit_steps_per_round"] = float64(steps)
+		delete(p.Params, "passes")
+		delete(p.Params, "step")
+	}
 	p.Iterations = T
 	p.Params["T"] = float64(T)
 	p.Params["eps0"] = run.eps0
@@ -273,6 +313,7 @@ type mwemState struct {
 	start   time.Time
 	res     *Result
 	scale   float64 // ε0 multiplier (test hook)
+	em      expSelect
 }
 
 func newMWEMState(run *mwemRun, p *Problem, traceEvery int, under float64) (*mwemState, error) {
@@ -332,7 +373,7 @@ func (st *mwemState) step(t int) {
 	if p.noPrivacy {
 		j = argmax(st.score)
 	} else {
-		j = privacy.ExponentialMechanism(p.Rand, st.score, run.eps0*st.scale, run.sens)
+		j = st.em.draw(p.Rand, st.score, run.eps0*st.scale, run.sens)
 	}
 	// Measure the count of query j.
 	noisy := st.counts[j]
@@ -441,7 +482,11 @@ func addScaled(dst []float64, a float64, x []float64) {
 
 // Solve runs MWEM. It charges the plan before the first selection.
 func (s *MWEM) Solve(ctx context.Context, p *Problem) (*Result, error) {
-	if err := checkProblem(p); err != nil {
+	check := checkProblem
+	if p.Model == Factored {
+		check = checkFactoredProblem
+	}
+	if err := check(p); err != nil {
 		return nil, err
 	}
 	run, err := s.derive(&p.Shape, p.noPrivacy)
@@ -450,6 +495,12 @@ func (s *MWEM) Solve(ctx context.Context, p *Problem) (*Result, error) {
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if p.Model == Factored {
+		if err := p.charge(run.plan); err != nil {
+			return nil, err
+		}
+		return s.solveFactored(ctx, p, run)
 	}
 	st, err := newMWEMState(run, p, s.TraceEvery, s.underNoise)
 	if err != nil {

@@ -66,6 +66,15 @@ func init() {
 // draws. The query player's weights (S, y) are never released or logged.
 // Only ReplaceOne is supported (under add/remove one insertion would shift
 // the batches).
+//
+// On the factored model (Shape.Model = Factored; marginal workloads) the
+// plan, charges, batches and draws are the same; a is kept as one table per
+// drawn workload set on a junction tree. The average x̄ of log-linear
+// models is a mixture, which one junction tree does not hold: the output is
+// Result.Mixture, whose T+1 components are rebuilt one at a time from the
+// public draws (sampling ⌊n/(T+1)⌋ or ⌈n/(T+1)⌉ rows from each is exact),
+// or with Last the model of x^{T+1}. Queries whose set would take the tree
+// over the cap are left out of the draw (fiterate.go: a public rule).
 type SMD struct {
 	Setting Setting
 	// T is the number of private draws (and of data batches, B = ⌊n/T⌋);
@@ -77,6 +86,9 @@ type SMD struct {
 	// allows (Tuned) or the paper's rule. A TauY above the privacy cap is an
 	// error.
 	TauY float64
+	// Last outputs the last iterate x^{T+1} instead of the average x̄ (on
+	// the factored model: one model instead of a Mixture).
+	Last bool
 
 	// noiseScale multiplies the sensitivity the draws are calibrated for (0
 	// means 1): a test hook for the neighbour test's under-noised variant.
@@ -117,7 +129,7 @@ func (s *SMD) plan(sh *Shape) (*Plan, *smdPlan, error) {
 	if s.T < 0 || !(s.TauX >= 0) || !(s.TauY >= 0) || math.IsInf(s.TauX, 0) || math.IsInf(s.TauY, 0) || s.TauX > 1e12 || s.TauY > 1e12 {
 		return nil, nil, fmt.Errorf("smd: invalid settings T = %d, TauX = %v, TauY = %v", s.T, s.TauX, s.TauY)
 	}
-	geo, err := newFWGeometry(sh.Workload)
+	geo, err := shapeGeometry(sh, "smd")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -126,11 +138,11 @@ func (s *SMD) plan(sh *Shape) (*Plan, *smdPlan, error) {
 		R = 1
 	}
 	plan := &Plan{Solver: "smd", Setting: s.Setting, Params: map[string]float64{
-		"k": float64(geo.k), "m": float64(geo.m), "vertices": float64(2 * geo.m), "range": R,
+		"k": geo.kParam(), "m": float64(geo.m), "vertices": float64(2 * geo.m), "range": R,
 	}}
 	sp := &smdPlan{geo: geo}
 	n := sh.N
-	lnk, ln2m := math.Log(float64(geo.k)), math.Log(float64(2*geo.m))
+	lnk, ln2m := geo.lnk, math.Log(float64(2*geo.m))
 	if s.Setting == Paper {
 		if b.Delta <= 0 {
 			return nil, nil, errors.New("smd: the paper setting needs δ > 0 (advanced composition)")
@@ -203,8 +215,11 @@ func (s *SMD) plan(sh *Shape) (*Plan, *smdPlan, error) {
 				}
 				sp.tauY = s.TauY
 			}
-			sp.tauX = SMDTunedTauX(geo.k, sp.T)
+			sp.tauX = smdTunedTauXLn(geo.lnk, sp.T)
 		}
+	}
+	if sh.Model == Factored {
+		factoredPlanParams(plan, sh, 1)
 	}
 	if n == 0 {
 		plan.Warnings = append(plan.Warnings, "smd: T and the step sizes depend on n, unknown at plan time")
@@ -246,12 +261,21 @@ func SMDTunedT(eta float64, m int) int {
 // a multiplicative-weights player (digest §4): on adult-reduced the
 // averaged iterate was best at 5–10 times (docs/BENCHMARKS.md, "### smd").
 func SMDTunedTauX(k, T int) float64 {
-	return 5 * math.Sqrt(math.Log(float64(k))/float64(T))
+	return smdTunedTauXLn(math.Log(float64(k)), T)
+}
+
+// smdTunedTauXLn is SMDTunedTauX for a universe of e^lnk cells.
+func smdTunedTauXLn(lnk float64, T int) float64 {
+	return 5 * math.Sqrt(lnk/float64(T))
 }
 
 // Solve runs SMD on the problem.
 func (s *SMD) Solve(ctx context.Context, p *Problem) (*Result, error) {
-	if err := checkProblem(p); err != nil {
+	check := checkProblem
+	if p.Model == Factored {
+		check = checkFactoredProblem
+	}
+	if err := check(p); err != nil {
 		return nil, err
 	}
 	if p.Counts == nil || p.Counts.Total() != int64(p.N) {
@@ -268,11 +292,11 @@ func (s *SMD) Solve(ctx context.Context, p *Problem) (*Result, error) {
 			sp.B = p.N / sp.T
 		}
 		if s.TauX == 0 {
-			sp.tauX = SMDTunedTauX(sp.geo.k, sp.T)
+			sp.tauX = smdTunedTauXLn(sp.geo.lnk, sp.T)
 		}
 		plan.Iterations = sp.T
 	}
-	if p.Op.K() != sp.geo.k || p.Op.M() != sp.geo.m {
+	if p.Model != Factored && (p.Op.K() != sp.geo.k || p.Op.M() != sp.geo.m) {
 		return nil, fmt.Errorf("smd: operator is %d × %d, workload %d × %d", p.Op.M(), p.Op.K(), sp.geo.m, sp.geo.k)
 	}
 	if err := ctx.Err(); err != nil {
@@ -281,12 +305,16 @@ func (s *SMD) Solve(ctx context.Context, p *Problem) (*Result, error) {
 	if err := p.charge(plan); err != nil {
 		return nil, err
 	}
+	if p.Model == Factored {
+		return s.solveFactored(ctx, p, plan, sp)
+	}
 	team := par.NewTeam(0)
 	defer team.Close()
 	r, err := newSMDRun(p, sp, team, s.noiseScale)
 	if err != nil {
 		return nil, err
 	}
+	r.last = s.Last
 	return runSteps(ctx, p, plan, sp.T, r)
 }
 
@@ -314,6 +342,8 @@ type smdRun struct {
 	shift float64
 	exact bool
 	sum   float64 // Σe of the last pass
+	last  bool    // output x^{T+1}, not the average
+	em    expSelect
 }
 
 func newSMDRun(p *Problem, sp *smdPlan, team *par.Team, noiseScale float64) (*smdRun, error) {
@@ -335,8 +365,16 @@ func newSMDRun(p *Problem, sp *smdPlan, team *par.Team, noiseScale float64) (*sm
 	if p.noPrivacy {
 		return r, nil
 	}
-	if err := r.columns(p.Counts, p.Workload); err != nil {
+	if err := r.records(p); err != nil {
 		return nil, err
+	}
+	return r, nil
+}
+
+// records builds the records' columns of A and their batch order.
+func (r *smdRun) records(p *Problem) error {
+	if err := r.columns(p.Counts, p.Workload); err != nil {
+		return err
 	}
 	// The records, one entry per record, in a uniformly random order
 	// (data-independent: a permutation of positions).
@@ -351,7 +389,7 @@ func newSMDRun(p *Problem, sp *smdPlan, team *par.Team, noiseScale float64) (*sm
 		j := int(p.Rand.Uint64N(uint64(i + 1)))
 		r.rec[i], r.rec[j] = r.rec[j], r.rec[i]
 	}
-	return r, nil
+	return nil
 }
 
 // columns computes, for every distinct cell of the data, the non-zero
@@ -430,7 +468,7 @@ func (r *smdRun) step(t int) (int, float64) {
 		r.shift = r.ex.maxPass()
 	}
 	// Add x^{t−1} (still in e) to the average while computing x^t.
-	if t > 0 {
+	if t > 0 && !r.last {
 		r.ex.acc, r.ex.accW = r.xbar, 1/(float64(sp.T+1)*r.sum)
 	}
 	sum, mx := r.ex.run(r.shift)
@@ -457,19 +495,10 @@ func (r *smdRun) step(t int) (int, float64) {
 		}
 		s = fwArgmax(S)
 	} else {
-		// The batch's signed answers c^t: each record adds its column / B.
-		bInv := 1 / float64(sp.B)
-		for _, e := range r.rec[t*sp.B : (t+1)*sp.B] {
-			for i := r.colStart[e]; i < r.colStart[e+1]; i++ {
-				v := r.colVal[i] * bInv
-				j := r.colIdx[i]
-				S[j] += v
-				S[int32(m)+j] -= v
-			}
-		}
+		r.addBatch(t)
 		// The draw ∝ exp(τ_y·S) is the exponential mechanism with ε' =
 		// 2τ_y·R/B and Δ = R/B (the test hook scales Δ only).
-		s = privacy.ExponentialMechanism(p.Rand, S, sp.eps1, r.sens)
+		s = r.em.draw(p.Rand, S, sp.eps1, r.sens)
 	}
 	j, sg := query.Signed(s, m)
 	lo, hi := p.Op.Range(j)
@@ -479,6 +508,21 @@ func (r *smdRun) step(t int) (int, float64) {
 	return s, maxErr
 }
 
+// addBatch adds the t-th batch's signed answers c^t to S: each record adds
+// its column / B.
+func (r *smdRun) addBatch(t int) {
+	B, S, m := r.sp.B, r.S, int32(r.m)
+	bInv := 1 / float64(B)
+	for _, e := range r.rec[t*B : (t+1)*B] {
+		for i := r.colStart[e]; i < r.colStart[e+1]; i++ {
+			v := r.colVal[i] * bInv
+			j := r.colIdx[i]
+			S[j] += v
+			S[m+j] -= v
+		}
+	}
+}
+
 // bound is the a-priori regret bound of the two multiplicative-weights
 // players after t steps, ln k/(τ_x t) + τ_x + ln 2m/(τ_y t) + τ_y
 // (digest §4, utility sketch; data-free), reported as the progress
@@ -486,14 +530,20 @@ func (r *smdRun) step(t int) (int, float64) {
 func (r *smdRun) bound(t int) float64 {
 	sp := r.sp
 	f := float64(t)
-	return math.Log(float64(sp.geo.k))/(sp.tauX*f) + sp.tauX + math.Log(float64(2*r.m))/(sp.tauY*f) + sp.tauY
+	return sp.geo.lnk/(sp.tauX*f) + sp.tauX + math.Log(float64(2*r.m))/(sp.tauY*f) + sp.tauY
 }
 
-// output finishes the average x̄ of x^1..x^{T+1} and returns it.
+// output finishes the average x̄ of x^1..x^{T+1} and returns it (or
+// x^{T+1} with Last).
 func (r *smdRun) output() []float64 {
 	w := 1 / float64(r.sp.T+1)
 	if r.exact {
 		r.shift = r.ex.maxPass()
+	}
+	if r.last {
+		sum, _ := r.ex.run(r.shift)
+		fwNormalize(r.team, r.e, r.e, sum)
+		return r.e
 	}
 	r.ex.acc, r.ex.accW = r.xbar, w/r.sum
 	sum, _ := r.ex.run(r.shift)

@@ -96,7 +96,8 @@ type Shape struct {
 	N        int
 	Workload *query.Workload
 	// Model is the representation of D the solver must produce; Factored
-	// needs no explicit universe (only the project solver supports it).
+	// needs no explicit universe (project, mwem, dpfw and smd support it;
+	// dpam does not).
 	Model ModelKind
 	// MaxModelBytes caps a factored model's memory (0: DefaultMaxModelBytes).
 	MaxModelBytes uint64
@@ -215,6 +216,11 @@ type Result struct {
 	// owns Model and must Close it.
 	Model   *model.Model
 	Cliques [][]int
+	// Mixture, when not nil, is the synthetic distribution on the factored
+	// model instead of Model alone: an equal-weight mixture of models on
+	// Model's tree, each component rebuilt into Model on demand (SMD's
+	// average of iterates). Model then holds its last component.
+	Mixture *Mixture
 	Plan    *Plan
 	// Trace has one Step per iteration (internal: its errors are computed on
 	// the private data).

@@ -68,8 +68,8 @@ attributes, all 3-way marginals, factored model), adult-gem (64 random 3-way
 marginals of 9 attributes), adult (the full 14-attribute ADULT, all 364
 3-way marginals, factored model, against AIM and MST), titanic-no-age (the
 earlier titanic without Age, explicit), tiny (nltcs, 2-way, ε 0.5 and 1,
-one seed: for CI). Only project has a factored form: run titanic and adult
-with --solvers project.
+one seed: for CI). project, mwem, dpfw and smd have a factored form, dpam
+has none: leave it out of titanic and adult.
 
 Examples:
   synth bench                                  # the full protocols, tuned solvers
