@@ -106,3 +106,37 @@ func adultDomainWorkload(t *testing.T) (*universe.Domain, *query.Workload) {
 	}
 	return dom, wl
 }
+
+// TestSMDRecordMemoryRefused: smd's per-record tables are sized once the
+// data is read; a memory cap that holds the estimate but not them refuses
+// the release with a MemoryError (exit 78) before any private step, and
+// nothing is released.
+func TestSMDRecordMemoryRefused(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data.csv")
+	writeNbCSV(t, data, nbRows(400, 5))
+	dom := filepath.Join(dir, "domain.json")
+	if err := os.WriteFile(dom, []byte(nbDomain), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	seed := uint64(4)
+	cfg := &Config{Data: data, Domain: dom, Epsilon: 1, Delta: 1e-9, Marginals: 2, Solver: "smd", Model: ModelFactored,
+		Out: filepath.Join(dir, "out"), Seed: &seed}
+	p, err := DryRun(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MemoryCap = p.Memory.PeakBytes + 1000 // the estimate fits, the per-record tables do not
+	_, err = Run(context.Background(), cfg, nil)
+	var me *MemoryError
+	if !errors.As(err, &me) || !strings.Contains(err.Error(), "per-record tables") {
+		t.Fatalf("Run with the cap %d = %v, want a MemoryError on smd's per-record tables", cfg.MemoryCap, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out", ManifestFile)); err == nil {
+		t.Errorf("a refused release left a manifest")
+	}
+	cfg.MemoryCap = p.Memory.PeakBytes + 10<<20
+	if _, err := Run(context.Background(), cfg, nil); err != nil {
+		t.Errorf("Run with room for the per-record tables: %v", err)
+	}
+}

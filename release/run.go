@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
@@ -390,6 +391,9 @@ func (r *runner) solve() error {
 		return fmt.Errorf("release: internal error: the plan's cost changed once n was known (ρ %v vs %v)", r.plan0.Total(), plan.Total())
 	}
 	r.plan1 = plan
+	if err := r.checkRecordMemory(); err != nil {
+		return err
+	}
 	if r.counts != nil {
 		r.truth = r.wl.AnswerCounts(r.counts, make([]float64, r.wl.M()))
 	} else if r.est.Model == solvers.Explicit {
@@ -433,6 +437,24 @@ func (r *runner) solve() error {
 
 // progress returns the solver's progress hook: the caller's, and log lines
 // with an estimate of the time left when the caller logs.
+// checkRecordMemory refuses, before any private step, an smd release whose
+// per-record tables would not fit the memory cap beside the estimate: smd
+// keeps, for every distinct record, its entry in each marginal set (12
+// bytes each, plus 8), and one batch slot per record (8 bytes). The number
+// of distinct records is known only once the data is read; the refusal is
+// an error, nothing is released.
+func (r *runner) checkRecordMemory() error {
+	if r.solverName != "smd" || r.counts == nil {
+		return nil
+	}
+	need := float64(r.counts.Distinct())*(12*float64(len(r.wl.Marginals()))+8) + 8*float64(r.n)
+	if total := need + float64(r.est.PeakBytes); total > float64(r.cfg.memoryCap()) {
+		return &MemoryError{What: fmt.Sprintf("smd's per-record tables (%s distinct records × %d marginal sets) with the rest of the release", universe.FormatCount(big.NewInt(int64(r.counts.Distinct()))), len(r.wl.Marginals())),
+			Need: satMul(total, 1), Cap: r.cfg.memoryCap(), Flag: "--memory-cap", Hint: "ask for fewer marginals, coarsen attributes, raise --memory-cap, or use the project solver (it reads only marginal tables)"}
+	}
+	return nil
+}
+
 func (r *runner) progress() func(solvers.Progress) {
 	last := time.Time{}
 	return func(p solvers.Progress) {
