@@ -28,13 +28,18 @@ const (
 	IID
 	// Stratified is controlled rounding that also controls marginals
 	// across cliques: the root clique's counts are split as by Systematic;
-	// then, clique by clique, all rows that share a separator value (not
-	// only identical partial rows) are split together by systematic
-	// rounding, so that each clique's cell counts stay within one (per
-	// chunk of rows) of their expectation, and each outcome's rows are
-	// spread evenly along the rows' order (the earlier cliques' outcomes),
-	// so that attributes of different cliques keep the model's conditional
-	// independence closely instead of by chance. Unbiased like Systematic.
+	// then, clique by clique, all rows of a chunk that share a separator
+	// value (not only identical partial rows) are split together by
+	// systematic rounding, so that each clique's cell counts stay within
+	// one (per chunk of rows) of their expectation. Which row gets which
+	// outcome is balanced greedily: the rows, in a random order, each take
+	// the outcome with quota left whose deficit against the model's joint
+	// with the row's earlier attributes (and small pairs of them) is
+	// largest; given the separator the new attributes are independent of
+	// the earlier ones, so those targets are the run's counts times the
+	// quotas' shares. Where that would cost too much (many rows times many
+	// outcomes) the outcomes are spread evenly along the rows' order
+	// instead. Each clique's counts are unbiased, as with Systematic.
 	Stratified
 )
 
@@ -133,6 +138,7 @@ type sampler struct {
 	r      Rand
 	levels []level
 	na     int     // attributes
+	sizes  []int   // attribute sizes
 	cur    []int32 // the partial row
 	batch  int
 	emit   func([]int32) error
@@ -185,7 +191,7 @@ func (m *Model) Sample(ctx context.Context, n int64, method SampleMethod, r Rand
 	if n == 0 {
 		return nil
 	}
-	s := &sampler{ctx: ctx, r: r, na: len(m.t.sizes), batch: batch, emit: emit}
+	s := &sampler{ctx: ctx, r: r, na: len(m.t.sizes), sizes: m.t.sizes, batch: batch, emit: emit}
 	s.cur = make([]int32, s.na)
 	s.levels = m.levels()
 	for k := range s.levels {

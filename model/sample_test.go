@@ -437,8 +437,8 @@ func TestStratifiedBounds(t *testing.T) {
 // identical partial rows shrink to single rows after a few cliques and
 // round independently; Stratified splits each separator value's rows
 // together. Over every 2-way marginal that spans cliques, the mean L1
-// distance of the rows' counts to n·D must be below 0.8 of Systematic's
-// (20 seeds of n = 500 rows; measured: 0.67).
+// distance of the rows' counts to n·D must be below 0.6 of Systematic's
+// (20 seeds of n = 500 rows; measured: 0.42).
 func TestStratifiedCrossClique(t *testing.T) {
 	var sets [][]int
 	for a := range 7 {
@@ -468,7 +468,7 @@ func TestStratifiedCrossClique(t *testing.T) {
 		}
 	}
 	t.Logf("mean L1 (rows, summed over the cross-clique pairs): systematic %.1f, stratified %.1f", l1[Systematic], l1[Stratified])
-	if l1[Stratified] > 0.8*l1[Systematic] {
-		t.Errorf("Stratified's L1 %.1f on cross-clique marginals is not below 0.8 of Systematic's %.1f", l1[Stratified], l1[Systematic])
+	if l1[Stratified] > 0.6*l1[Systematic] {
+		t.Errorf("Stratified's L1 %.1f on cross-clique marginals is not below 0.6 of Systematic's %.1f", l1[Stratified], l1[Systematic])
 	}
 }

@@ -42,7 +42,27 @@ type stratState struct {
 	pos   []spread
 	off   []int
 	grp   []int32
+
+	// greedy balancing (assignGreedy)
+	earlier [][]int   // per level: attributes drawn before it, outside its separator
+	defOff  []int     // per earlier attribute: its offset in def
+	def     []float64 // deficits: target − assigned per (attribute value, outcome)
+	quota   []int64
+	perm    []int32
+	pairs   [][2]int
+	pairOff []int
+	maxWork int // score terms per row
 }
+
+// greedyPairCells: pairs of earlier attributes with at most this many value
+// pairs (and no more than the run's rows) are balanced too.
+const greedyPairCells = 2000
+
+// greedyWork is the total number of score terms Stratified spends on greedy
+// balancing per call: a run whose rows × outcomes × (attributes + pairs)
+// would exceed its share (greedyWork / (n · cliques) per row) is spread
+// instead, so that sampling stays fast for any n.
+const greedyWork = 2e9
 
 type outcome struct {
 	j int
@@ -62,8 +82,22 @@ func (s *sampler) strat(n int64) error {
 	na := s.na
 	chunk := stratRows(n, na)
 	st := &stratState{buf: make([]int32, chunk*na), order: make([]int32, chunk), tmp: make([]int32, chunk), key: make([]int32, chunk),
-		pos: make([]spread, 0, chunk), grp: make([]int32, 0, chunk)}
+		pos: make([]spread, 0, chunk), grp: make([]int32, 0, chunk), perm: make([]int32, 0, chunk)}
 	s.st = st
+	st.maxWork = int(min(greedyWork/(float64(n)*float64(len(s.levels))), 1<<20))
+	drawn := make([]bool, na)
+	st.earlier = make([][]int, len(s.levels))
+	for k := range s.levels {
+		l := &s.levels[k]
+		for a := range na {
+			if drawn[a] && !slices.Contains(l.sepAttrs, a) {
+				st.earlier[k] = append(st.earlier[k], a)
+			}
+		}
+		for _, a := range l.newAttrs {
+			drawn[a] = true
+		}
+	}
 	root := &s.levels[0]
 	for _, o := range s.split(root, 0, n, nil) {
 		s.setNew(root, o.j)
@@ -180,7 +214,7 @@ func (s *sampler) stratChunk() error {
 			for hi < R && st.key[st.order[hi]] == v {
 				hi++
 			}
-			s.assign(l, int(v), st.order[lo:hi])
+			s.assignGreedy(k, l, int(v), st.order[lo:hi])
 			lo = hi
 		}
 	}
@@ -273,5 +307,100 @@ func (s *sampler) setRow(l *level, row []int32, j int) {
 		sz := l.newSizes[q]
 		row[l.newAttrs[q]] = int32(j % sz)
 		j /= sz
+	}
+}
+
+// assignGreedy gives the rows of run level l's new attributes for separator
+// value si: the counts by systematic rounding over the whole run, and each
+// row, in a random order, the outcome with quota left whose deficit against
+// the model's joint with the row's earlier attributes is largest. Given the
+// separator, the new attributes are independent of every earlier attribute
+// (the junction tree's running intersection), so the target of (earlier
+// attribute e = v, outcome x) in the run is N(e = v)·quota_x/N.
+func (s *sampler) assignGreedy(k int, l *level, si int, run []int32) {
+	st := s.st
+	na := s.na
+	st.outs = s.split(l, si, int64(len(run)), st.outs[:0])
+	K := len(st.outs)
+	if K == 1 || len(st.earlier[k]) == 0 || K*len(st.earlier[k]) > st.maxWork {
+		s.assign(l, si, run)
+		return
+	}
+	ear := st.earlier[k]
+	st.defOff = st.defOff[:0]
+	n := 0
+	for _, a := range ear {
+		st.defOff = append(st.defOff, n)
+		n += s.sizes[a] * K
+	}
+	st.pairs, st.pairOff = st.pairs[:0], st.pairOff[:0]
+	{
+		for x, a := range ear {
+			for _, b := range ear[x+1:] {
+				if c := s.sizes[a] * s.sizes[b]; c <= greedyPairCells && c <= len(run) && K*(len(ear)+len(st.pairs)+1) <= st.maxWork {
+					st.pairs = append(st.pairs, [2]int{a, b})
+					st.pairOff = append(st.pairOff, n)
+					n += s.sizes[a] * s.sizes[b] * K
+				}
+			}
+		}
+	}
+	if cap(st.def) < n {
+		st.def = make([]float64, n)
+	}
+	def := st.def[:n]
+	clear(def)
+	st.quota = st.quota[:0]
+	c := float64(len(run))
+	for _, o := range st.outs {
+		st.quota = append(st.quota, o.c)
+	}
+	// targets: N(e = v)·q_x/N
+	for _, i := range run {
+		row := st.buf[int(i)*na : int(i+1)*na]
+		for q, a := range ear {
+			base := st.defOff[q] + int(row[a])*K
+			for x, o := range st.outs {
+				def[base+x] += float64(o.c) / c
+			}
+		}
+		for q, pr := range st.pairs {
+			base := st.pairOff[q] + (int(row[pr[0]])*s.sizes[pr[1]]+int(row[pr[1]]))*K
+			for x, o := range st.outs {
+				def[base+x] += float64(o.c) / c
+			}
+		}
+	}
+	st.perm = append(st.perm[:0], run...)
+	for x := len(st.perm) - 1; x > 0; x-- {
+		y := int(boundedUint(s.r, uint64(x+1)))
+		st.perm[x], st.perm[y] = st.perm[y], st.perm[x]
+	}
+	for _, i := range st.perm {
+		row := st.buf[int(i)*na : int(i+1)*na]
+		best, bestScore := -1, math.Inf(-1)
+		for x := range K {
+			if st.quota[x] == 0 {
+				continue
+			}
+			sc := 0.0
+			for q, a := range ear {
+				sc += def[st.defOff[q]+int(row[a])*K+x]
+			}
+			for q, pr := range st.pairs {
+				sc += def[st.pairOff[q]+(int(row[pr[0]])*s.sizes[pr[1]]+int(row[pr[1]]))*K+x]
+			}
+			if sc > bestScore {
+				best, bestScore = x, sc
+			}
+		}
+		st.quota[best]--
+		for q, a := range ear {
+			def[st.defOff[q]+int(row[a])*K+best]--
+		}
+		for q, pr := range st.pairs {
+			def[st.pairOff[q]+(int(row[pr[0]])*s.sizes[pr[1]]+int(row[pr[1]]))*K+best]--
+		}
+		s.setRow(l, row, st.outs[best].j)
 	}
 }
