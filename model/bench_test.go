@@ -202,7 +202,7 @@ func BenchmarkNewTree(b *testing.B) {
 // per row.
 func BenchmarkSample(b *testing.B) {
 	for _, bt := range benchTrees(b) {
-		for _, method := range []SampleMethod{Systematic, IID} {
+		for _, method := range []SampleMethod{Systematic, IID, Stratified} {
 			b.Run(fmt.Sprintf("%s/%v", bt.name, method), func(b *testing.B) {
 				m := New(bt.tr, nil)
 				defer m.Close()

@@ -62,7 +62,7 @@ const greedyPairCells = 2000
 // balancing per call: a run whose rows × outcomes × (attributes + pairs)
 // would exceed its share (greedyWork / (n · cliques) per row) is spread
 // instead, so that sampling stays fast for any n.
-const greedyWork = 2e9
+const greedyWork = 5e8
 
 type outcome struct {
 	j int
