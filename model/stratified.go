@@ -23,10 +23,10 @@ func stratRows(n int64, na int) int {
 
 // StratifiedBytes is the most memory Stratified sampling of n rows of na
 // attributes holds beside the model's tables: one chunk of rows (4 bytes
-// per code) and 36 bytes of order, keys and scratch per row; at most about
-// 100 MiB.
+// per code), 40 bytes of order, keys and scratch per row, and the greedy
+// balancing's deficit tables (at most 32 MiB); at most about 140 MiB.
 func StratifiedBytes(na int, n int64) uint64 {
-	return uint64(stratRows(n, na)) * uint64(4*na+36)
+	return uint64(stratRows(n, na))*uint64(4*na+40) + 8*maxDeficits
 }
 
 // stratState is the scratch of Stratified sampling: one chunk of rows
@@ -63,6 +63,10 @@ const greedyPairCells = 2000
 // would exceed its share (greedyWork / (n · cliques) per row) is spread
 // instead, so that sampling stays fast for any n.
 const greedyWork = 5e8
+
+// maxDeficits caps the deficit tables of one run (2^22 float64s, 32 MiB);
+// a run that would need more is spread instead.
+const maxDeficits = 1 << 22
 
 type outcome struct {
 	j int
@@ -333,11 +337,15 @@ func (s *sampler) assignGreedy(k int, l *level, si int, run []int32) {
 		st.defOff = append(st.defOff, n)
 		n += s.sizes[a] * K
 	}
+	if n > maxDeficits {
+		s.assign(l, si, run)
+		return
+	}
 	st.pairs, st.pairOff = st.pairs[:0], st.pairOff[:0]
 	{
 		for x, a := range ear {
 			for _, b := range ear[x+1:] {
-				if c := s.sizes[a] * s.sizes[b]; c <= greedyPairCells && c <= len(run) && K*(len(ear)+len(st.pairs)+1) <= st.maxWork {
+				if c := s.sizes[a] * s.sizes[b]; c <= greedyPairCells && c <= len(run) && K*(len(ear)+len(st.pairs)+1) <= st.maxWork && n+c*K <= maxDeficits {
 					st.pairs = append(st.pairs, [2]int{a, b})
 					st.pairOff = append(st.pairOff, n)
 					n += s.sizes[a] * s.sizes[b] * K
