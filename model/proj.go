@@ -275,31 +275,14 @@ func (p *proj) mulFrom(dst, src []float64, lo, hi int, dig []int) {
 	for i := 0; i < hi; {
 		if d1, blk := p.block(dig, hi-i); blk > 0 {
 			s1 := p.stride[last-1]
-			switch {
-			case ist == 0 && in >= longRun:
+			if ist == 0 {
 				for b := range d1 {
-					vec.Scale(dst[i+b*in:i+(b+1)*in], src[j+b*s1])
+					mulScalar(dst[i+b*in:i+(b+1)*in], src[j+b*s1])
 				}
-			case ist == 0:
-				for b := range d1 {
-					v := src[j+b*s1]
-					d := dst[i+b*in : i+(b+1)*in]
-					for k := range d {
-						d[k] *= v
-					}
-				}
-			case in >= longRun:
+			} else {
 				s := src[j : j+in]
 				for b := range d1 {
-					mulVec(dst[i+b*in:i+(b+1)*in], s)
-				}
-			default:
-				s := src[j : j+in]
-				for b := range d1 {
-					d := dst[i+b*in : i+(b+1)*in]
-					for k := range d {
-						d[k] *= s[k]
-					}
+					mulRun(dst[i+b*in:i+(b+1)*in], s)
 				}
 			}
 			i += blk

@@ -144,8 +144,9 @@ type sampler struct {
 	emit   func([]int32) error
 
 	st     *stratState
-	win    []int32 // window of rows (Systematic) or the batch (IID)
-	rows   int     // rows in win
+	outs   [][]outcome // Systematic: each level's split, reused
+	win    []int32     // window of rows (Systematic) or the batch (IID)
+	rows   int         // rows in win
 	leaves int
 }
 
@@ -204,6 +205,7 @@ func (m *Model) Sample(ctx context.Context, n int64, method SampleMethod, r Rand
 		return s.strat(n)
 	}
 	s.win = make([]int32, min(int64(shuffleWindow), n)*int64(s.na))
+	s.outs = make([][]outcome, len(s.levels))
 	if err := s.sys(0, n); err != nil {
 		return err
 	}
@@ -332,44 +334,59 @@ func firstAbove(row []float64, lo int, x float64) int {
 	return lo
 }
 
+type outcome struct {
+	j int
+	c int64
+}
+
+// split runs systematic rounding of c rows over separator value si's
+// conditional at level l and appends the outcomes with a positive count.
+func (s *sampler) split(l *level, si int, c int64, outs []outcome) []outcome {
+	if c == 1 {
+		return append(outs, outcome{l.draw(si, s.r), 1})
+	}
+	row := l.cum[si*l.nNew : (si+1)*l.nNew]
+	u := s.r.Float64()
+	cf := float64(c)
+	var m int64
+	j := 0
+	for m < c {
+		j2 := firstAbove(row, j, (float64(m)+u)/cf)
+		for j2 < len(row)-1 && sysCount(row[j2], cf, u, c) <= m {
+			j2++
+		}
+		for j2 > j && sysCount(row[j2-1], cf, u, c) > m {
+			j2--
+		}
+		a := sysCount(row[j2], cf, u, c)
+		if row[j2] == 1 {
+			a = c
+		}
+		outs = append(outs, outcome{j2, a - m})
+		m, j = a, j2+1
+	}
+	return outs
+}
+
+// sysCount is the number of the c rows whose outcome is at most j under
+// systematic rounding with offset u, F the cumulative conditional at j.
+func sysCount(F, cf, u float64, c int64) int64 {
+	a := int64(math.Ceil(F*cf - u))
+	return min(max(a, 0), c)
+}
+
 // sys splits c identical partial rows over level k and below (depth first).
 func (s *sampler) sys(k int, c int64) error {
 	if k == len(s.levels) {
 		return s.leaf(c)
 	}
 	l := &s.levels[k]
-	si := s.sepIndex(l)
-	if c == 1 { // one row: systematic rounding is one draw from the conditional
-		s.setNew(l, l.draw(si, s.r))
-		return s.sys(k+1, 1)
-	}
-	row := l.cum[si*l.nNew : (si+1)*l.nNew]
-	u := s.r.Float64()
-	cf := float64(c)
-	// A(j) = number of the c rows whose outcome is ≤ j.
-	A := func(j int) int64 {
-		a := int64(math.Ceil(row[j]*cf - u))
-		return min(max(a, 0), c)
-	}
-	var m int64
-	j := 0
-	for m < c {
-		j2 := firstAbove(row, j, (float64(m)+u)/cf)
-		for j2 < len(row)-1 && A(j2) <= m {
-			j2++
-		}
-		for j2 > j && A(j2-1) > m {
-			j2--
-		}
-		a := A(j2)
-		if row[j2] == 1 {
-			a = c
-		}
-		s.setNew(l, j2)
-		if err := s.sys(k+1, a-m); err != nil {
+	s.outs[k] = s.split(l, s.sepIndex(l), c, s.outs[k][:0])
+	for _, o := range s.outs[k] {
+		s.setNew(l, o.j)
+		if err := s.sys(k+1, o.c); err != nil {
 			return err
 		}
-		m, j = a, j2+1
 	}
 	return nil
 }

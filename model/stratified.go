@@ -51,7 +51,8 @@ type stratState struct {
 	perm    []int32
 	pairs   [][2]int
 	pairOff []int
-	maxWork int // score terms per row
+	bases   []int // one row's offsets in the deficit tables
+	maxWork int   // score terms per row
 }
 
 // greedyPairCells: pairs of earlier attributes with at most this many value
@@ -67,11 +68,6 @@ const greedyWork = 5e8
 // maxDeficits caps the deficit tables of one run (2^22 float64s, 32 MiB);
 // a run that would need more is spread instead.
 const maxDeficits = 1 << 22
-
-type outcome struct {
-	j int
-	c int64
-}
 
 type spread struct {
 	p float64
@@ -123,42 +119,6 @@ func (s *sampler) strat(n int64) error {
 		return s.stratChunk()
 	}
 	return nil
-}
-
-// split runs systematic rounding of c rows over separator value si's
-// conditional at level l and appends the outcomes with a positive count.
-func (s *sampler) split(l *level, si int, c int64, outs []outcome) []outcome {
-	if c == 1 {
-		return append(outs, outcome{l.draw(si, s.r), 1})
-	}
-	row := l.cum[si*l.nNew : (si+1)*l.nNew]
-	u := s.r.Float64()
-	cf := float64(c)
-	var m int64
-	j := 0
-	for m < c {
-		j2 := firstAbove(row, j, (float64(m)+u)/cf)
-		for j2 < len(row)-1 && sysCount(row[j2], cf, u, c) <= m {
-			j2++
-		}
-		for j2 > j && sysCount(row[j2-1], cf, u, c) > m {
-			j2--
-		}
-		a := sysCount(row[j2], cf, u, c)
-		if row[j2] == 1 {
-			a = c
-		}
-		outs = append(outs, outcome{j2, a - m})
-		m, j = a, j2+1
-	}
-	return outs
-}
-
-// sysCount is the number of the c rows whose outcome is at most j under
-// systematic rounding with offset u, F the cumulative conditional at j.
-func sysCount(F, cf, u float64, c int64) int64 {
-	a := int64(math.Ceil(F*cf - u))
-	return min(max(a, 0), c)
 }
 
 // stratChunk draws the later cliques' attributes of the chunk's rows, then
@@ -363,17 +323,22 @@ func (s *sampler) assignGreedy(k int, l *level, si int, run []int32) {
 	for _, o := range st.outs {
 		st.quota = append(st.quota, o.c)
 	}
-	// targets: N(e = v)·q_x/N
-	for _, i := range run {
-		row := st.buf[int(i)*na : int(i+1)*na]
+	// rowBases writes row's offset in each deficit table (the attributes',
+	// then the pairs') into st.bases.
+	rowBases := func(row []int32) []int {
+		bs := st.bases[:0]
 		for q, a := range ear {
-			base := st.defOff[q] + int(row[a])*K
-			for x, o := range st.outs {
-				def[base+x] += float64(o.c) / c
-			}
+			bs = append(bs, st.defOff[q]+int(row[a])*K)
 		}
 		for q, pr := range st.pairs {
-			base := st.pairOff[q] + (int(row[pr[0]])*s.sizes[pr[1]]+int(row[pr[1]]))*K
+			bs = append(bs, st.pairOff[q]+(int(row[pr[0]])*s.sizes[pr[1]]+int(row[pr[1]]))*K)
+		}
+		st.bases = bs
+		return bs
+	}
+	// targets: N(e = v)·q_x/N
+	for _, i := range run {
+		for _, base := range rowBases(st.buf[int(i)*na : int(i+1)*na]) {
 			for x, o := range st.outs {
 				def[base+x] += float64(o.c) / c
 			}
@@ -386,28 +351,23 @@ func (s *sampler) assignGreedy(k int, l *level, si int, run []int32) {
 	}
 	for _, i := range st.perm {
 		row := st.buf[int(i)*na : int(i+1)*na]
+		bs := rowBases(row)
 		best, bestScore := -1, math.Inf(-1)
 		for x := range K {
 			if st.quota[x] == 0 {
 				continue
 			}
 			sc := 0.0
-			for q, a := range ear {
-				sc += def[st.defOff[q]+int(row[a])*K+x]
-			}
-			for q, pr := range st.pairs {
-				sc += def[st.pairOff[q]+(int(row[pr[0]])*s.sizes[pr[1]]+int(row[pr[1]]))*K+x]
+			for _, base := range bs {
+				sc += def[base+x]
 			}
 			if sc > bestScore {
 				best, bestScore = x, sc
 			}
 		}
 		st.quota[best]--
-		for q, a := range ear {
-			def[st.defOff[q]+int(row[a])*K+best]--
-		}
-		for q, pr := range st.pairs {
-			def[st.pairOff[q]+(int(row[pr[0]])*s.sizes[pr[1]]+int(row[pr[1]]))*K+best]--
+		for _, base := range bs {
+			def[base+best]--
 		}
 		s.setRow(l, row, st.outs[best].j)
 	}

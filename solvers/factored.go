@@ -62,15 +62,14 @@ type factoredPlan struct {
 	adaptive bool
 	// Adaptive: the candidate sets (the workload's downward closure), their
 	// weights, the one-way σ (counts) and the rounds' total ρ.
-	cands              [][]int
-	weights            []float64
-	sigmaMin, sigmaMax float64 // the one-way tables' σ range (counts)
-	sigmaR             float64 // the rounds' first σ (counts)
-	rho0               float64 // the one-way tables' ρ
-	rhoLeft            float64
-	rounds             int
-	sens2              float64 // squared ℓ2 sensitivity of one marginal table
-	cap                uint64
+	cands   [][]int
+	weights []float64
+	sigmaR  float64 // the rounds' first σ (counts)
+	rho0    float64 // the one-way tables' ρ
+	rhoLeft float64
+	rounds  int
+	sens2   float64 // squared ℓ2 sensitivity of one marginal table
+	cap     uint64
 	// Non-adaptive: the measured groups (as for the explicit model).
 	tree *model.Tree
 	// selectSets: every group is measured, and the fit uses those that fit
@@ -184,15 +183,10 @@ func (s *Project) planFactored(sh *Shape, plan *Plan, rho float64) error {
 		inv2 += 1 / (sig[a] * sig[a])
 	}
 	scale := math.Sqrt(fp.sens2*inv2/(2*target)) * (1 + 1e-9) // Σ_a sens2/(2σ_a²) = target
-	fp.sigmaMin, fp.sigmaMax = math.Inf(1), 0.0
-	for a := range d {
-		sig[a] *= scale
-		fp.sigmaMin, fp.sigmaMax = min(fp.sigmaMin, sig[a]), max(fp.sigmaMax, sig[a])
-	}
 	rho0 := 0.0
 	var oneway []group
 	for a := range d {
-		g := group{attrs: []int{a}, sens2: fp.sens2, sigma: sig[a]}
+		g := group{attrs: []int{a}, sens2: fp.sens2, sigma: sig[a] * scale}
 		oneway = append(oneway, g)
 		rho0 += privacy.GaussianCost(math.Sqrt(g.sens2), g.sigma).Rho
 	}
@@ -455,46 +449,12 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 	team := par.NewTeam(0)
 	defer team.Close()
 	scan := newCandScan(sizes, fp.cands, tabs, bufs, active, scores, fp.weights, nHat, team.Workers())
-	// The effective support of each attribute: the values whose fitted
-	// one-way count is at least κ times that table's σ (post-processing
-	// of the noisy one-way tables; see supportSigmas).
-	var support [][]bool
 	if kappa := s.supportSigmas(fp.rho0 + fp.rhoLeft); kappa > 0 {
-		support = make([][]bool, d)
-		for a := range d {
-			mo := make([]float64, sizes[a])
-			if err := fit.cur.Marginal([]int{a}, mo); err != nil {
-				return nil, err
-			}
-			support[a] = make([]bool, sizes[a])
-			best := 0
-			for v, p := range mo {
-				support[a][v] = p*nHat >= kappa*plan.groups[a].sigma
-				if p > mo[best] {
-					best = v
-				}
-			}
-			support[a][best] = true
+		support, err := oneWaySupports(fit.cur, sizes, nHat, kappa, plan.groups)
+		if err != nil {
+			return nil, err
 		}
-		scan.eff = make([]float64, len(fp.cands))
-		scan.mask = make([][]uint64, len(fp.cands))
-		for i, c := range fp.cands {
-			e, all := 1.0, true
-			for _, a := range c {
-				k := 0
-				for _, in := range support[a] {
-					if in {
-						k++
-					}
-				}
-				e *= float64(k)
-				all = all && k == sizes[a]
-			}
-			scan.eff[i] = e
-			if !all {
-				scan.mask[i] = supportMask(sizes, c, support, len(tabs[i]))
-			}
-		}
+		scan.eff, scan.mask = supportCells(sizes, fp.cands, support)
 	}
 	round := 0
 	for final := false; !final; round++ {
@@ -551,7 +511,7 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 			return nil, err
 		}
 		measured = append(measured, c)
-		scan.noteMeasured(c)
+		scan.trees.note(c)
 		t := fit.tree
 		if fit.tree.Covering(c) < 0 {
 			if t, err = model.NewTree(sizes, measured); err != nil {
@@ -649,12 +609,7 @@ var (
 // candScan runs the per-candidate work of an adaptive round over a team,
 // each candidate on one worker (so each result has the same bits as a
 // serial loop's): the size check of the tree with the candidate added
-// (scanSize) and the score (scanScore).
-//
-// A junction tree depends on its sets only through the interaction graph
-// they draw (NewTree joins the attributes of each set, then works on that
-// graph), so a candidate's tree size stays valid while the measured sets
-// add no new edge: it is cached per candidate with the graph's version.
+// (scanSize, cached in treeSizes) and the score (scanScore).
 type candScan struct {
 	sizes   []int
 	cands   [][]int
@@ -674,11 +629,8 @@ type candScan struct {
 	limit    float64
 	sigma    float64
 
-	edge     [][]bool // edges of the measured sets' interaction graph
-	ver      int      // version of that graph
-	bytes    []uint64 // tree bytes with candidate i added, at graph version bytesVer[i]
-	bytesVer []int
-	scratch  [][][]int // per worker: the measured sets and a candidate
+	trees   *treeSizes
+	scratch [][][]int // per worker: the measured sets and a candidate
 
 	offSize, offScore []int // each candidate's start in a pass's work
 	pass              int
@@ -691,34 +643,14 @@ const (
 
 func newCandScan(sizes []int, cands [][]int, tabs [][]int64, bufs, active [][]float64, scores, weights []float64, nHat float64, workers int) *candScan {
 	j := &candScan{sizes: sizes, cands: cands, tabs: tabs, bufs: bufs, active: active, scores: scores, weights: weights, nHat: nHat,
-		edge: make([][]bool, len(sizes)), bytes: make([]uint64, len(cands)), bytesVer: make([]int, len(cands)),
-		scratch: make([][][]int, workers), offSize: make([]int, len(cands)+1), offScore: make([]int, len(cands)+1)}
-	for a := range j.edge {
-		j.edge[a] = make([]bool, len(sizes))
-	}
+		trees: newTreeSizes(sizes, len(cands)), scratch: make([][][]int, workers), offSize: make([]int, len(cands)+1), offScore: make([]int, len(cands)+1)}
 	for i := range cands {
-		j.bytesVer[i] = -1
 		// A tree plan costs about the same for every candidate; a score
 		// costs its cells.
 		j.offSize[i+1] = j.offSize[i] + 64
 		j.offScore[i+1] = j.offScore[i] + len(tabs[i])
 	}
 	return j
-}
-
-// noteMeasured adds measured sets to the interaction graph, moving to a new
-// version if they add an edge.
-func (j *candScan) noteMeasured(sets ...[]int) {
-	for _, s := range sets {
-		for x, a := range s {
-			for _, b := range s[:x] {
-				if !j.edge[a][b] {
-					j.edge[a][b], j.edge[b][a] = true, true
-					j.ver++
-				}
-			}
-		}
-	}
 }
 
 func (j *candScan) run(team *par.Team, pass int) {
@@ -744,17 +676,9 @@ func (j *candScan) Run(w, lo, hi int) {
 			if j.tree.Covering(c) >= 0 {
 				continue
 			}
-			if j.bytesVer[i] != j.ver {
-				sets := append(append(j.scratch[w][:0], j.measured...), c)
-				j.bytes[i] = math.MaxUint64
-				if t, err := model.NewTree(j.sizes, sets); err == nil {
-					j.bytes[i] = t.Bytes()
-				}
-				j.bytesVer[i] = j.ver
-				clear(sets)
-				j.scratch[w] = sets[:0]
-			}
-			if float64(j.bytes[i]) > j.limit {
+			var b uint64
+			b, j.scratch[w] = j.trees.bytesWith(i, c, j.measured, j.scratch[w])
+			if float64(b) > j.limit {
 				j.active[i] = nil
 			}
 			continue
@@ -790,6 +714,56 @@ func (j *candScan) maskOf(i int) []uint64 {
 		return nil
 	}
 	return j.mask[i]
+}
+
+// oneWaySupports returns each attribute's effective support: the values
+// whose one-way count in m is at least kappa times that one-way table's σ
+// (groups[a].sigma), and always the most frequent value. It reads only the
+// model fitted to the noisy one-way tables: post-processing.
+func oneWaySupports(m *model.Model, sizes []int, nHat, kappa float64, groups []group) ([][]bool, error) {
+	support := make([][]bool, len(sizes))
+	for a, size := range sizes {
+		mo := make([]float64, size)
+		if err := m.Marginal([]int{a}, mo); err != nil {
+			return nil, err
+		}
+		support[a] = make([]bool, size)
+		best := 0
+		for v, p := range mo {
+			support[a][v] = p*nHat >= kappa*groups[a].sigma
+			if p > mo[best] {
+				best = v
+			}
+		}
+		support[a][best] = true
+	}
+	return support, nil
+}
+
+// supportCells returns, per candidate, the number of its cells inside the
+// supports and, when that is not all of them, their bit set.
+func supportCells(sizes []int, cands [][]int, support [][]bool) (eff []float64, mask [][]uint64) {
+	in := make([]int, len(sizes))
+	for a, sup := range support {
+		for _, ok := range sup {
+			if ok {
+				in[a]++
+			}
+		}
+	}
+	eff, mask = make([]float64, len(cands)), make([][]uint64, len(cands))
+	for i, c := range cands {
+		e, cells := 1.0, 1
+		for _, a := range c {
+			e *= float64(in[a])
+			cells *= sizes[a]
+		}
+		eff[i] = e
+		if int(e) != cells {
+			mask[i] = supportMask(sizes, c, support, cells)
+		}
+	}
+	return eff, mask
 }
 
 // supportMask is the bit set of the cells of a table on set whose every

@@ -62,11 +62,8 @@ type fWork struct {
 
 	// The cap filter.
 	capB       uint64
-	selectable []bool   // distinct set: in this round's selection
-	edge       [][]bool // the touched sets' interaction graph
-	ver        int      // its version
-	bytes      []uint64 // tree bytes with set d added, at graph version bytesVer[d]
-	bytesVer   []int
+	selectable []bool     // distinct set: in this round's selection
+	trees      *treeSizes // tree bytes with each distinct set added to the touched ones
 	scratch    [][]int
 	runs       []int // marginals of the last pick's selectable sets
 }
@@ -74,11 +71,6 @@ type fWork struct {
 func newFWork(sh *Shape) *fWork {
 	wl := sh.Workload
 	f := &fWork{sizes: wl.Domain().Sizes(), wl: wl, margs: wl.Marginals(), ans: make([]float64, wl.M()), capB: sh.maxModelBytes()}
-	n := len(f.sizes)
-	f.edge = make([][]bool, n)
-	for a := range f.edge {
-		f.edge[a] = make([]bool, n)
-	}
 	f.setOf = make([]int, len(f.margs))
 	for i, mg := range f.margs {
 		d := -1
@@ -99,11 +91,7 @@ func newFWork(sh *Shape) *fWork {
 	nd := len(f.sets)
 	f.avail = make([]bool, nd)
 	f.selectable = make([]bool, nd)
-	f.bytes = make([]uint64, nd)
-	f.bytesVer = make([]int, nd)
-	for d := range f.bytesVer {
-		f.bytesVer[d] = -1
-	}
+	f.trees = newTreeSizes(f.sizes, nd)
 	f.runs = make([]int, 0, len(f.margs))
 	return f
 }
@@ -167,16 +155,7 @@ func (f *fWork) answer(m *model.Model) error {
 }
 
 // noteTouched adds a set to the touched sets' interaction graph.
-func (f *fWork) noteTouched(set []int) {
-	for x, a := range set {
-		for _, b := range set[:x] {
-			if !f.edge[a][b] {
-				f.edge[a][b], f.edge[b][a] = true, true
-				f.ver++
-			}
-		}
-	}
-}
+func (f *fWork) noteTouched(set []int) { f.trees.note(set) }
 
 // filter marks the sets whose queries may be selected this round: answered
 // by the last answer call, and covered by tree or, added to the touched
@@ -190,17 +169,9 @@ func (f *fWork) filter(tree *model.Tree, touched [][]int) int {
 	for d, set := range f.sets {
 		ok := f.avail[d]
 		if ok && tree.Covering(set) < 0 {
-			if f.bytesVer[d] != f.ver {
-				sets := append(append(f.scratch[:0], touched...), set)
-				f.bytes[d] = math.MaxUint64
-				if t, err := model.NewTree(f.sizes, sets); err == nil {
-					f.bytes[d] = t.Bytes()
-				}
-				clear(sets)
-				f.scratch = sets[:0]
-				f.bytesVer[d] = f.ver
-			}
-			ok = f.bytes[d] <= f.capB
+			var b uint64
+			b, f.scratch = f.trees.bytesWith(d, set, touched, f.scratch)
+			ok = b <= f.capB
 		}
 		f.selectable[d] = ok
 		if ok {
