@@ -177,6 +177,7 @@ func (s *Project) planFactored(sh *Shape, plan *Plan, rho float64) error {
 	// (p = 1/3 minimises Σ σ_a·cells_a; 1/2 measured best, docs/BENCHMARKS.md).
 	sig := make([]float64, d)
 	target := float64(d) * privacy.GaussianCost(math.Sqrt(fp.sens2), fp.sigmaR).Rho
+	target *= s.oneWayScale(rho)
 	inv2 := 0.0
 	for a := range d {
 		sig[a] = math.Pow(float64(dom.Sizes()[a]), -s.oneWayPower())
@@ -274,6 +275,48 @@ func (s *Project) selectShare() float64 {
 		return s.selShare
 	}
 	return 0.1
+}
+
+// midBudget reports the middle regime of the tuned rules: the effective
+// supports on (ρ ≥ 10^-3) and 2 nominal rounds per attribute (ρ < 5·10^-3);
+// ε from about 0.3 to 0.65 at δ = 10^-9.
+func midBudget(rho float64) bool { return rho >= 1e-3 && rho < 5e-3 }
+
+// oneWayScale scales the one-way tables' ρ (d rounds' measurements): 0.8 in
+// the middle regime, where the rounds' measurements are worth more than the
+// one-way tables' last fifth; 1 elsewhere (0.8 was worse at ε = 0.1 and 1;
+// docs/BENCHMARKS.md). It reads only public quantities.
+func (s *Project) oneWayScale(rho float64) float64 {
+	if s.oneScale > 0 {
+		return s.oneScale
+	}
+	if midBudget(rho) {
+		return 0.8
+	}
+	return 1
+}
+
+// coarseShare is the one-way share at or above which a large attribute's
+// value keeps its own group in the coarse pair candidates (coarsePair):
+// 0.02 in the middle regime, off elsewhere (at ε = 1 they grow the model
+// and slow the release 3×; at ε = 0.1 they cost L1). It reads only public
+// quantities.
+func (s *Project) coarseShare(rho float64) float64 {
+	if s.coarse != 0 {
+		return max(s.coarse, 0)
+	}
+	if midBudget(rho) {
+		return 0.02
+	}
+	return 0
+}
+
+// smoothWidth is the largest half-width of the one-way tables' smoothing.
+func (s *Project) smoothWidth() int {
+	if s.smoothMax != 0 {
+		return max(s.smoothMax, 0)
+	}
+	return 4
 }
 
 // measureAll plans one discrete Gaussian measurement of every set, with
@@ -407,6 +450,14 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 		if err := noisyTable(p, cnt, plan.groups[a].sigma, noisy[a]); err != nil {
 			return nil, err
 		}
+		if hmax := s.smoothWidth(); hmax > 0 {
+			// Post-processing: the moving average SURE prefers (none on
+			// tables without smooth neighbourhoods).
+			h := smoothSURE(noisy[a], plan.groups[a].sigma, hmax)
+			if debugRound != nil && h > 0 {
+				debugRound(fmt.Sprintf("one-way %d smoothed, half-width %d", a, h))
+			}
+		}
 	}
 	nHat := s.nHat(p, noisy, plan.groups)
 	var measured [][]int
@@ -456,6 +507,18 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 		}
 		scan.eff, scan.mask = supportCells(sizes, fp.cands, support)
 	}
+	// Candidates inside a set measured in full are left out: their
+	// tables are already measured, so their scores only restate the
+	// noise, and the many such near-zero scores took the exponential
+	// mechanism's draws from the useful ones (docs/BENCHMARKS.md).
+	measuredFull := slices.Clone(measured)
+	var measuredCoarse [][]int
+	var coarse []coarsePair
+	if share := s.coarseShare(fp.rho0 + fp.rhoLeft); share > 0 {
+		coarse = coarsePairs(sizes, fp.cands, coarseGroups(fit.cur, sizes, share))
+	}
+	scoresAll := make([]float64, len(fp.cands)+len(coarse))
+	gscratch := make([]float64, 0, 64)
 	round := 0
 	for final := false; !final; round++ {
 		if err := ctx.Err(); err != nil {
@@ -495,22 +558,65 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 		scan.sigma = sigma
 		scan.run(team, scanScore)
 		idx = idx[:0]
-		for i := range fp.cands {
-			if active[i] != nil {
-				idx = append(idx, i)
+		for _, keep := range []bool{s.keepSubsets, true} {
+			for i := range fp.cands {
+				if active[i] != nil && (keep || !subsetOfAny(fp.cands[i], measuredFull)) {
+					idx = append(idx, i)
+				}
+			}
+			if len(idx) > 0 {
+				break // else only measured sets fit the cap: measure one again
 			}
 		}
 		if len(idx) == 0 {
 			return nil, fmt.Errorf("solvers: project: no candidate set fits the model cap of %s; raise --max-model-size: %w", universe.FormatBytes(new(big.Int).SetUint64(fp.cap)), ErrModelTooLarge)
 		}
-		sel := selectIndex(p, scores, idx, tmp, eps, scoreSens)
+		// The coarse pairs compete in the same draw: a record moves a
+		// grouped table's L1 distance by at most what it moves the full
+		// table's, so scoreSens bounds their scores too.
+		L := len(fp.cands)
+		copy(scoresAll, scores)
+		for q := range coarse {
+			k := &coarse[q]
+			set := fp.cands[k.base]
+			if active[k.base] == nil || (!s.keepSubsets && (subsetOfAny(set, measuredFull) || subsetOfAny(set, measuredCoarse))) {
+				continue
+			}
+			var l1 float64
+			l1, gscratch = k.l1(sizes, tabs[k.base], bufs[k.base], nHat, gscratch)
+			scoresAll[L+q] = fp.weights[k.base] * (l1 - math.Sqrt(2/math.Pi)*sigma*float64(k.groups()))
+			idx = append(idx, L+q)
+		}
+		sel := selectIndex(p, scoresAll, idx, tmp, eps, scoreSens)
+		var cp *coarsePair
+		if sel >= L {
+			cp = &coarse[sel-L]
+			sel = cp.base
+		}
 		c := fp.cands[sel]
 		before := append([]float64(nil), bufs[sel]...)
 		y := make([]float64, len(tabs[sel]))
-		if err := noisyTable(p, tabs[sel], sigma, y); err != nil {
+		var gm []int32
+		var gy []float64
+		if cp != nil {
+			gm = cp.cellGroups(sizes)
+			gt := make([]int64, cp.groups())
+			for k, v := range tabs[sel] {
+				gt[gm[k]] += v
+			}
+			gy = make([]float64, len(gt))
+			if err := noisyTable(p, gt, sigma, gy); err != nil {
+				return nil, err
+			}
+		} else if err := noisyTable(p, tabs[sel], sigma, y); err != nil {
 			return nil, err
 		}
 		measured = append(measured, c)
+		if cp != nil {
+			measuredCoarse = append(measuredCoarse, c)
+		} else {
+			measuredFull = append(measuredFull, c)
+		}
 		scan.trees.note(c)
 		t := fit.tree
 		if fit.tree.Covering(c) < 0 {
@@ -519,7 +625,14 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 			}
 		}
 		m := toMeas(c, y, sigma, nHat)
-		if mk := scan.maskOf(sel); mk != nil {
+		if cp != nil {
+			// The grouped measurement: the fit matches the model's
+			// group sums to it.
+			m.gm, m.gy, m.gr = gm, gy, make([]float64, len(gy))
+			for g, v := range gy {
+				m.gy[g] = v / nHat
+			}
+		} else if mk := scan.maskOf(sel); mk != nil {
 			// Cells outside the effective support are left out of the
 			// fit: their counts come from the other measurements.
 			m.cw = make([]float64, len(y))
@@ -542,8 +655,18 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 			return nil, err
 		}
 		moved := 0.0
-		for k := range after {
-			moved += math.Abs(after[k]-before[k]) * nHat
+		if cp != nil {
+			d := make([]float64, len(gy))
+			for k := range after {
+				d[gm[k]] += after[k] - before[k]
+			}
+			for _, v := range d {
+				moved += math.Abs(v) * nHat
+			}
+		} else {
+			for k := range after {
+				moved += math.Abs(after[k]-before[k]) * nHat
+			}
 		}
 		res.Trace = append(res.Trace, Step{Iter: round, Selected: sel, Objective: fit.loss, MaxError: math.NaN(), Elapsed: time.Since(start)})
 		if p.Progress != nil {
@@ -556,10 +679,16 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 			p.Progress(Progress{Iter: round + 1, Total: total, Objective: fit.loss, Elapsed: time.Since(start)})
 		}
 		if debugRound != nil {
-			debugRound(fmt.Sprintf("round %d set %v cells %d sigma %.1f eps %.4g moved %.0f allow %.0f used %.3g/%.3g", round, c, len(y), sigma, eps, moved, math.Sqrt(2/math.Pi)*sigma*float64(len(y)), used, rho))
+			kind := "table"
+			if cp != nil {
+				kind = fmt.Sprintf("coarse, %d groups", len(gy))
+			}
+			debugRound(fmt.Sprintf("round %d set %v (%s) cells %d sigma %.1f eps %.4g moved %.0f allow %.0f used %.3g/%.3g", round, c, kind, len(y), sigma, eps, moved, math.Sqrt(2/math.Pi)*sigma*float64(len(y)), used, rho))
 		}
 		effCells := float64(len(y))
-		if scan.eff != nil {
+		if cp != nil {
+			effCells = float64(len(gy))
+		} else if scan.eff != nil {
 			effCells = scan.eff[sel]
 		}
 		if !final && moved <= s.annealFactor()*math.Sqrt(2/math.Pi)*sigma*effCells {
@@ -998,4 +1127,196 @@ func sumOut(sizes []int, m fmeas, k int) fmeas {
 	}
 	summed := float64(len(m.y) / dims[k])
 	return fmeas{set: []int{m.set[k]}, y: y, w: m.w / summed, sigma: m.sigma * math.Sqrt(summed)}
+}
+
+// smoothSURE replaces the noisy table y (noise σ per cell) by the
+// triangular moving average of half-width h ≤ hmax whose Stein unbiased
+// estimate of the squared error, ‖y − S_h y‖² + 2σ²·tr(S_h) − cells·σ², is
+// the lowest (h = 0 leaves y as it is), and returns h. The moving average
+// runs along the value codes; on a table whose neighbouring codes are not
+// alike the residual term dominates and SURE keeps h = 0. Post-processing.
+func smoothSURE(y []float64, sigma float64, hmax int) int {
+	best, bestH := 0.0, 0 // h = 0: no residual, trace = cells (constant dropped)
+	best = 2 * sigma * sigma * float64(len(y))
+	var z, bestZ []float64
+	for h := 1; h <= hmax && 2*h < len(y); h++ {
+		z = smoothTri(y, h, z)
+		rss, tr := 0.0, 0.0
+		for i := range y {
+			r := y[i] - z[i]
+			rss += r * r
+			tr += float64(h+1) / triWeight(i, h, len(y))
+		}
+		if v := rss + 2*sigma*sigma*tr; v < best {
+			best, bestH = v, h
+			bestZ = append(bestZ[:0], z...)
+		}
+	}
+	if bestH > 0 {
+		copy(y, bestZ)
+	}
+	return bestH
+}
+
+// smoothTri writes the triangular moving average of half-width h of y
+// (weights h+1−|i−j|, renormalised at the ends) into out.
+func smoothTri(y []float64, h int, out []float64) []float64 {
+	out = append(out[:0], y...)
+	for i := range y {
+		sum := 0.0
+		for j := max(i-h, 0); j <= min(i+h, len(y)-1); j++ {
+			k := h + 1 - i + j
+			if j > i {
+				k = h + 1 - j + i
+			}
+			sum += float64(k) * y[j]
+		}
+		out[i] = sum / triWeight(i, h, len(y))
+	}
+	return out
+}
+
+// triWeight is the sum of the triangular weights around cell i of n.
+func triWeight(i, h, n int) float64 {
+	w := 0
+	for j := max(i-h, 0); j <= min(i+h, n-1); j++ {
+		if j > i {
+			w += h + 1 - j + i
+		} else {
+			w += h + 1 - i + j
+		}
+	}
+	return float64(w)
+}
+
+// subsetOfAny reports whether the increasing set lies inside one of sets.
+func subsetOfAny(set []int, sets [][]int) bool {
+	for _, m := range sets {
+		if len(m) >= len(set) && isSubset(set, m) {
+			return true
+		}
+	}
+	return false
+}
+
+func isSubset(a, b []int) bool {
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			return false
+		}
+	}
+	return true
+}
+
+// coarseMinValues: attributes of more values than this get coarse groups.
+const coarseMinValues = 10
+
+// coarseGroups returns, per attribute of more than coarseMinValues values,
+// its values' groups: each value whose fitted one-way share in m is at
+// least share alone, the other values together (nil for an attribute left
+// whole: a small one, or one where at most one value would be grouped). It
+// reads only the model fitted to the noisy one-way tables: post-processing.
+func coarseGroups(m *model.Model, sizes []int, share float64) [][]int32 {
+	groups := make([][]int32, len(sizes))
+	for a, size := range sizes {
+		if size <= coarseMinValues {
+			continue
+		}
+		mo := make([]float64, size)
+		if err := m.Marginal([]int{a}, mo); err != nil {
+			continue // a one-way marginal is inside a clique; not reached
+		}
+		g := make([]int32, size)
+		kept := int32(0)
+		for v, p := range mo {
+			g[v] = -1
+			if p >= share {
+				g[v] = kept
+				kept++
+			}
+		}
+		if kept == 0 || int(kept) >= size-1 {
+			continue
+		}
+		for v := range g {
+			if g[v] < 0 {
+				g[v] = kept
+			}
+		}
+		groups[a] = g
+	}
+	return groups
+}
+
+// coarsePair is a 2-way candidate measured on groups of its cells (the
+// coarse groups of its large attributes): a noisy table of its few large
+// cells where the full table's many small cells would carry more noise than
+// structure. A record moves at most two groups' counts by one, the full
+// table's sensitivities hold.
+type coarsePair struct {
+	base   int     // the candidate's index
+	sa, sb int     // attribute sizes
+	ga, gb []int32 // value → group (nil: each value its own group)
+	na, nb int     // groups per attribute
+}
+
+func (k *coarsePair) groups() int { return k.na * k.nb }
+
+// group is the group of cell va·sb + vb.
+func (k *coarsePair) group(va, vb int) int {
+	if k.ga != nil {
+		va = int(k.ga[va])
+	}
+	if k.gb != nil {
+		vb = int(k.gb[vb])
+	}
+	return va*k.nb + vb
+}
+
+// cellGroups returns every cell's group.
+func (k *coarsePair) cellGroups(sizes []int) []int32 {
+	gm := make([]int32, k.sa*k.sb)
+	for va := range k.sa {
+		for vb := range k.sb {
+			gm[va*k.sb+vb] = int32(k.group(va, vb))
+		}
+	}
+	return gm
+}
+
+// l1 returns Σ_g |Σ_{cells in g} (tab − n̂·m)|, the grouped table's L1
+// distance, using d as scratch (returned, grown as needed).
+func (k *coarsePair) l1(sizes []int, tab []int64, m []float64, nHat float64, d []float64) (float64, []float64) {
+	d = append(d[:0], make([]float64, k.groups())...)
+	for va := range k.sa {
+		for vb := range k.sb {
+			c := va*k.sb + vb
+			d[k.group(va, vb)] += float64(tab[c]) - nHat*m[c]
+		}
+	}
+	l := 0.0
+	for _, v := range d {
+		l += math.Abs(v)
+	}
+	return l, d
+}
+
+// coarsePairs returns the coarse variants of the 2-way candidates that hold
+// a grouped attribute.
+func coarsePairs(sizes []int, cands [][]int, groups [][]int32) []coarsePair {
+	var out []coarsePair
+	for i, c := range cands {
+		if len(c) != 2 || (groups[c[0]] == nil && groups[c[1]] == nil) {
+			continue
+		}
+		k := coarsePair{base: i, sa: sizes[c[0]], sb: sizes[c[1]], ga: groups[c[0]], gb: groups[c[1]], na: sizes[c[0]], nb: sizes[c[1]]}
+		if k.ga != nil {
+			k.na = int(slices.Max(k.ga)) + 1
+		}
+		if k.gb != nil {
+			k.nb = int(slices.Max(k.gb)) + 1
+		}
+		out = append(out, k)
+	}
+	return out
 }

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"testing"
 	"time"
 
@@ -21,21 +22,26 @@ import (
 )
 
 var (
-	evFDataset = flag.String("ev.dataset", "adult", "dataset for TestEvidenceFactored")
-	evFEps     = flag.Float64("ev.feps", 1, "ε for TestEvidenceFactored")
-	evFSeed    = flag.Uint64("ev.fseed", 1, "seed for TestEvidenceFactored")
-	evFRounds  = flag.Int("ev.rounds", 0, "Project.Rounds")
-	evFIters   = flag.Int("ev.riters", 0, "Project.RoundIters")
-	evFCap     = flag.Uint64("ev.cap", 0, "max model bytes")
-	evFFinal   = flag.Int("ev.final", 0, "final fit mode")
-	evFShare   = flag.Float64("ev.selshare", 0, "selection share")
-	evFAnneal  = flag.Float64("ev.anneal", 0, "annealing allowance factor")
-	evFPairs   = flag.Bool("ev.pairs", false, "measure the order below and fit what fits")
-	evFOracle  = flag.Bool("ev.oracle", false, "fit the measured sets to exact tables")
-	evFAlloc   = flag.Float64("ev.alloc", 0, "one-way σ ∝ cells^-p (0: the rule's; negative: equal)")
-	evFSample  = flag.String("ev.sample", "stratified", "sampling: stratified, systematic or iid")
-	evFSupport = flag.Float64("ev.support", 0, "κ of the effective supports (0: the rule's; negative: off)")
-	evFAR      = flag.Bool("ev.addremove", false, "add/remove neighbours")
+	evFDataset  = flag.String("ev.dataset", "adult", "dataset for TestEvidenceFactored")
+	evFEps      = flag.Float64("ev.feps", 1, "ε for TestEvidenceFactored")
+	evFSeed     = flag.Uint64("ev.fseed", 1, "seed for TestEvidenceFactored")
+	evFRounds   = flag.Int("ev.rounds", 0, "Project.Rounds")
+	evFIters    = flag.Int("ev.riters", 0, "Project.RoundIters")
+	evFCap      = flag.Uint64("ev.cap", 0, "max model bytes")
+	evFFinal    = flag.Int("ev.final", 0, "final fit mode")
+	evFShare    = flag.Float64("ev.selshare", 0, "selection share")
+	evFAnneal   = flag.Float64("ev.anneal", 0, "annealing allowance factor")
+	evFPairs    = flag.Bool("ev.pairs", false, "measure the order below and fit what fits")
+	evFOracle   = flag.Bool("ev.oracle", false, "fit the measured sets to exact tables")
+	evFAlloc    = flag.Float64("ev.alloc", 0, "one-way σ ∝ cells^-p (0: the rule's; negative: equal)")
+	evFSample   = flag.String("ev.sample", "stratified", "sampling: stratified, systematic or iid")
+	evFSupport  = flag.Float64("ev.support", 0, "κ of the effective supports (0: the rule's; negative: off)")
+	evFOneScale = flag.Float64("ev.onescale", 0, "one-way ρ scale (0: the rule's)")
+	evFCoarse   = flag.Float64("ev.coarse", 0, "coarse pairs' share (0: the rule's; negative: off)")
+	evFKeepSub  = flag.Bool("ev.keepsub", false, "keep candidates inside measured sets")
+	evFSmooth   = flag.Int("ev.smooth", 0, "one-way smoothing's largest half-width (0: 4; negative: off)")
+	evFAR       = flag.Bool("ev.addremove", false, "add/remove neighbours")
+	evFExcess   = flag.Bool("ev.excess", false, "print the rows' excess L1 by marginal")
 )
 
 // TestEvidenceFactored runs the project solver on the factored model on a
@@ -67,7 +73,7 @@ func TestEvidenceFactored(t *testing.T) {
 	var measuredSets [][]int
 	debugMeasured = func(m [][]int) { measuredSets = m }
 	start := time.Now()
-	s := &Project{Rounds: *evFRounds, RoundIters: *evFIters, finalMode: *evFFinal, selShare: *evFShare, pairsMode: *evFPairs, anneal: *evFAnneal, oneAlloc: *evFAlloc, supportK: *evFSupport}
+	s := &Project{Rounds: *evFRounds, RoundIters: *evFIters, finalMode: *evFFinal, selShare: *evFShare, pairsMode: *evFPairs, anneal: *evFAnneal, oneAlloc: *evFAlloc, supportK: *evFSupport, oneScale: *evFOneScale, coarse: *evFCoarse, keepSubsets: *evFKeepSub, smoothMax: *evFSmooth}
 	sh := Shape{Budget: privacy.Budget{Eps: *evFEps, Delta: 1e-9}, N: int(counts.Total()), Workload: wl, Model: Factored, MaxModelBytes: *evFCap}
 	if *evFAR {
 		sh.Neighbours = AddRemove
@@ -150,6 +156,32 @@ func TestEvidenceFactored(t *testing.T) {
 				dmax = max(dmax, e)
 				rl1 += math.Abs(got[m.Offset+c] - tru[m.Offset+c])
 			}
+		}
+		if *evFExcess {
+			var in, out, inN, outN float64
+			type ex struct {
+				lab string
+				e   float64
+			}
+			var top []ex
+			for i, m := range wl.Marginals() {
+				ml, rl := 0.0, 0.0
+				for c, v := range outs[i] {
+					ml += math.Abs(v - tru[m.Offset+c])
+					rl += math.Abs(got[m.Offset+c] - tru[m.Offset+c])
+				}
+				e := rl - ml
+				if res.Model.Tree().Covering(m.Attrs) >= 0 {
+					in += e
+					inN++
+				} else {
+					out += e
+					outN++
+				}
+				top = append(top, ex{fmt.Sprint(m.Attrs, m.Cells), e})
+			}
+			sort.Slice(top, func(a, b int) bool { return top[a].e > top[b].e })
+			t.Logf("excess: in one clique %d sets mean %.4f; spanning %d sets mean %.4f; top %v", int(inN), in/max(inN, 1), int(outN), out/max(outN, 1), top[:10])
 		}
 		t.Logf("distribution (before sampling): max %.4f avg-L1 %.4f; rows on the same %d sets %.4f", dmax, dl1/float64(kept), kept, rl1/float64(kept))
 		line := ""

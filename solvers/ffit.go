@@ -19,6 +19,24 @@ type fmeas struct {
 	// i as w·cw[i] (0: not measured). MWEM on the factored model measures
 	// single cells of a set; nil is weight 1 everywhere.
 	cw []float64
+	// gm, when not nil, makes the measurement one of groups of cells:
+	// cell i belongs to group gm[i], and the loss is w·Σ_g (Σ_{i∈g} μ_i −
+	// gy[g])² (y is then unused). gr is scratch for the groups' residuals.
+	gm     []int32
+	gy, gr []float64
+}
+
+// groupResiduals writes Σ_{i∈g} mu_i − gy[g] into m.gr.
+func (m *fmeas) groupResiduals(mu []float64) []float64 {
+	r := m.gr
+	copy(r, m.gy)
+	for i := range r {
+		r[i] = -r[i]
+	}
+	for i, v := range mu {
+		r[m.gm[i]] += v
+	}
+	return r
 }
 
 // maxCW is the largest per-cell weight of m (1 without per-cell weights).
@@ -227,6 +245,12 @@ func (f *factoredFit) evaluate(m *model.Model, mu [][]float64) float64 {
 	}
 	l := 0.0
 	for j, ms := range f.meas {
+		if ms.gm != nil {
+			for _, r := range ms.groupResiduals(mu[j]) {
+				l += ms.w * r * r
+			}
+			continue
+		}
 		if ms.cw != nil {
 			for i, v := range mu[j] {
 				r := v - ms.y[i]
@@ -305,6 +329,13 @@ func (f *factoredFit) stepOnce() bool {
 func (f *factoredFit) gradient() {
 	for j, m := range f.meas {
 		g := f.grad[j]
+		if m.gm != nil {
+			r := m.groupResiduals(f.mu[j])
+			for i := range g {
+				g[i] = 2 * m.w * r[m.gm[i]]
+			}
+			continue
+		}
 		if m.cw != nil {
 			for i, v := range f.mu[j] {
 				g[i] = 2 * m.w * m.cw[i] * (v - m.y[i])

@@ -1,0 +1,331 @@
+package solvers
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/dpsynth/synth/model"
+	"github.com/dpsynth/synth/privacy"
+	"github.com/dpsynth/synth/query"
+	"github.com/dpsynth/synth/universe"
+)
+
+// TestSmoothSURE: a smooth noisy profile is smoothed and gets closer to the
+// truth; a table whose neighbouring codes differ wildly, and a table too
+// short to smooth, are left as they are. The noise is drawn from a fixed
+// seed, so the test is deterministic.
+func TestSmoothSURE(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 11))
+	const sigma = 60.0
+	bump := make([]float64, 100)
+	for i := range bump {
+		bump[i] = 1000 * math.Exp(-float64((i-50)*(i-50))/400)
+	}
+	spiky := make([]float64, 100)
+	for i := range spiky {
+		if i%2 == 0 {
+			spiky[i] = 2000
+		}
+	}
+	for _, c := range []struct {
+		name     string
+		truth    []float64
+		smoothed bool
+	}{
+		{"smooth bump", bump, true},
+		{"alternating", spiky, false},
+		{"two cells", []float64{500, 700}, false},
+	} {
+		y := make([]float64, len(c.truth))
+		for i, v := range c.truth {
+			y[i] = v + sigma*r.NormFloat64()
+		}
+		raw := append([]float64(nil), y...)
+		h := smoothSURE(y, sigma, 4)
+		if (h > 0) != c.smoothed {
+			t.Errorf("%s: smoothSURE chose half-width %d, want smoothing %v", c.name, h, c.smoothed)
+		}
+		if !c.smoothed {
+			if !reflect.DeepEqual(y, raw) {
+				t.Errorf("%s: table changed without smoothing", c.name)
+			}
+			continue
+		}
+		var before, after float64
+		for i, v := range c.truth {
+			before += (raw[i] - v) * (raw[i] - v)
+			after += (y[i] - v) * (y[i] - v)
+		}
+		if after >= before {
+			t.Errorf("%s: squared error %.0f after smoothing, %.0f before", c.name, after, before)
+		}
+	}
+}
+
+func TestSmoothTriPreservesConstants(t *testing.T) {
+	y := []float64{5, 5, 5, 5, 5, 5, 5}
+	for h := 1; h <= 3; h++ {
+		for i, v := range smoothTri(y, h, nil) {
+			if math.Abs(v-5) > 1e-12 {
+				t.Errorf("smoothTri(constant, %d)[%d] = %v, want 5", h, i, v)
+			}
+		}
+	}
+}
+
+func TestMidBudgetRules(t *testing.T) {
+	s := &Project{}
+	for _, c := range []struct {
+		rho          float64
+		scale, share float64
+	}{
+		{5e-4, 1, 0},
+		{1e-3, 0.8, 0.02},
+		{3e-3, 0.8, 0.02},
+		{5e-3, 1, 0},
+		{0.05, 1, 0},
+	} {
+		if got := s.oneWayScale(c.rho); got != c.scale {
+			t.Errorf("oneWayScale(%v) = %v, want %v", c.rho, got, c.scale)
+		}
+		if got := s.coarseShare(c.rho); got != c.share {
+			t.Errorf("coarseShare(%v) = %v, want %v", c.rho, got, c.share)
+		}
+	}
+	if got := (&Project{coarse: -1}).coarseShare(3e-3); got != 0 {
+		t.Errorf("coarseShare with the experiment switch off = %v, want 0", got)
+	}
+	if got := (&Project{smoothMax: -1}).smoothWidth(); got != 0 {
+		t.Errorf("smoothWidth with the experiment switch off = %v, want 0", got)
+	}
+}
+
+func TestSubsetOfAny(t *testing.T) {
+	sets := [][]int{{0, 2, 5}, {1, 3}}
+	for _, c := range []struct {
+		set  []int
+		want bool
+	}{
+		{[]int{0, 5}, true},
+		{[]int{2}, true},
+		{[]int{1, 3}, true},
+		{[]int{0, 1}, false},
+		{[]int{0, 2, 4}, false},
+		{[]int{0, 2, 5, 6}, false},
+	} {
+		if got := subsetOfAny(c.set, sets); got != c.want {
+			t.Errorf("subsetOfAny(%v) = %v, want %v", c.set, got, c.want)
+		}
+	}
+}
+
+// fitOneWays fits a model to exact one-way shares.
+func fitOneWays(t *testing.T, sizes []int, shares [][]float64) *factoredFit {
+	t.Helper()
+	f := newFactoredFit(&model.Settings{})
+	var sets [][]int
+	var ms []fmeas
+	for a, sh := range shares {
+		sets = append(sets, []int{a})
+		ms = append(ms, toMeas([]int{a}, sh, 1, 1))
+	}
+	tree, err := model.NewTree(sizes, sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.add(tree, ms...)
+	if err := f.run(context.Background(), 5000, 1e-14); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func TestCoarseGroups(t *testing.T) {
+	sizes := []int{12, 3, 11}
+	big := make([]float64, 12)
+	big[0], big[3] = 0.5, 0.3
+	for v := range big {
+		if v != 0 && v != 3 {
+			big[v] = 0.02
+		}
+	}
+	flat := make([]float64, 11)
+	for v := range flat {
+		flat[v] = 1.0 / 11
+	}
+	f := fitOneWays(t, sizes, [][]float64{big, {0.2, 0.3, 0.5}, flat})
+	defer f.close()
+	g := coarseGroups(f.cur, sizes, 0.05)
+	want0 := []int32{0, 2, 2, 1, 2, 2, 2, 2, 2, 2, 2, 2}
+	if !reflect.DeepEqual(g[0], want0) {
+		t.Errorf("groups of the 12-value attribute = %v, want %v", g[0], want0)
+	}
+	if g[1] != nil {
+		t.Errorf("a 3-value attribute got groups %v, want none", g[1])
+	}
+	if g[2] != nil {
+		t.Errorf("an attribute with every value above the share got groups %v, want none", g[2])
+	}
+}
+
+func TestCoarsePair(t *testing.T) {
+	sizes := []int{12, 3, 11}
+	ga := []int32{0, 2, 2, 1, 2, 2, 2, 2, 2, 2, 2, 2}
+	cands := [][]int{{0}, {1}, {0, 1}, {1, 2}, {0, 1, 2}}
+	ps := coarsePairs(sizes, cands, [][]int32{ga, nil, nil})
+	if len(ps) != 1 || ps[0].base != 2 {
+		t.Fatalf("coarsePairs = %+v, want the pair {0, 1} alone", ps)
+	}
+	k := &ps[0]
+	if k.groups() != 9 {
+		t.Fatalf("groups() = %d, want 3 × 3", k.groups())
+	}
+	gm := k.cellGroups(sizes)
+	for va := range 12 {
+		for vb := range 3 {
+			if got, want := gm[va*3+vb], ga[va]*3+int32(vb); got != want {
+				t.Errorf("cell (%d, %d) in group %d, want %d", va, vb, got, want)
+			}
+		}
+	}
+	// The grouped L1 distance sums the differences inside each group first.
+	tab := make([]int64, 36)
+	m := make([]float64, 36)
+	tab[1*3+0], tab[2*3+0] = 10, 0 // both in group (2, 0)
+	m[1*3+0], m[2*3+0] = 0, 0.1    // n̂ = 100: 0 and 10 counts
+	tab[0] = 7                     // group (0, 0): 7 against 0
+	got, _ := k.l1(sizes, tab, m, 100, nil)
+	if math.Abs(got-7) > 1e-12 {
+		t.Errorf("l1 = %v, want 7 (the group (2, 0) cancels)", got)
+	}
+}
+
+// TestFactoredFitGrouped: a grouped measurement makes the fitted model's
+// group sums match its targets.
+func TestFactoredFitGrouped(t *testing.T) {
+	sizes := []int{4, 3}
+	joint := []float64{0.10, 0.05, 0.05, 0.02, 0.20, 0.03, 0.05, 0.05, 0.20, 0.10, 0.05, 0.10}
+	gm := []int32{0, 1, 1, 2, 3, 3, 2, 3, 3, 2, 3, 3} // value 0 alone, values 1–3 together; b: 0 alone, 1–2 together
+	gy := make([]float64, 4)
+	for c, p := range joint {
+		gy[gm[c]] += p
+	}
+	one := [][]float64{{0.2, 0.25, 0.3, 0.25}, {0.27, 0.35, 0.38}}
+	f := newFactoredFit(&model.Settings{})
+	defer f.close()
+	tree, err := model.NewTree(sizes, [][]int{{0, 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := []fmeas{toMeas([]int{0}, one[0], 1, 1), toMeas([]int{1}, one[1], 1, 1), toMeas([]int{0, 1}, make([]float64, 12), 1, 1)}
+	ms[2].gm, ms[2].gy, ms[2].gr = gm, gy, make([]float64, 4)
+	f.add(tree, ms...)
+	if err := f.run(context.Background(), 20000, 1e-15); err != nil {
+		t.Fatal(err)
+	}
+	out := make([]float64, 12)
+	if err := f.cur.Marginal([]int{0, 1}, out); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float64, 4)
+	for c, p := range out {
+		got[gm[c]] += p
+	}
+	for g := range gy {
+		if math.Abs(got[g]-gy[g]) > 1e-4 {
+			t.Errorf("group %d sum = %.5f, want %.5f", g, got[g], gy[g])
+		}
+	}
+	if f.loss > 1e-6 {
+		t.Errorf("loss = %g, want about 0 (consistent targets)", f.loss)
+	}
+}
+
+// TestFactoredCoarseRounds: in the middle regime a large attribute's
+// frequent value that drives a pair's structure is measured through a
+// coarse pair, and the rounds' accounting stays exact.
+func TestFactoredCoarseRounds(t *testing.T) {
+	var attrs []*universe.Attribute
+	sizes := []int{40, 4, 3, 2}
+	for i, sz := range sizes {
+		a, err := universe.NewEncoded(string(rune('a'+i)), sz)
+		if err != nil {
+			t.Fatal(err)
+		}
+		attrs = append(attrs, a)
+	}
+	dom, err := universe.NewDomain(attrs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := universe.NewCounts(dom)
+	r := rand.New(rand.NewPCG(3, 5))
+	codes := make([]int, 4)
+	for range 60000 {
+		switch u := r.Float64(); {
+		case u < 0.5:
+			codes[0] = 0
+		case u < 0.7:
+			codes[0] = 1
+		default:
+			codes[0] = 2 + r.IntN(38)
+		}
+		codes[1] = r.IntN(4)
+		if codes[0] == 0 && r.Float64() < 0.8 {
+			codes[1] = 3 // a's frequent value drives b
+		}
+		codes[2] = r.IntN(3)
+		codes[3] = r.IntN(2)
+		if codes[1] == codes[2] && r.Float64() < 0.5 {
+			codes[3] = 1
+		}
+		if err := counts.Add(codes, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wl, err := query.KWay(dom, 3, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx := &fixture{name: "coarse", dom: dom, counts: counts, wl: wl, answers: wl.AnswerCounts(counts, make([]float64, wl.M()))}
+	var coarseRounds int
+	debugRound = func(m string) {
+		if strings.Contains(m, "(coarse") {
+			coarseRounds++
+		}
+	}
+	defer func() { debugRound = nil }()
+	for seed := uint64(1); seed <= 3; seed++ {
+		p, _ := factoredProblem(t, fx, 0.5, seed, 40<<10)
+		s := &Project{}
+		plan, err := s.Plan(&p.Shape)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !plan.factored.adaptive || !midBudget(plan.factored.rho0+plan.factored.rhoLeft) {
+			t.Fatalf("plan: adaptive %v, middle regime %v; the test needs both", plan.factored.adaptive, midBudget(plan.factored.rho0+plan.factored.rhoLeft))
+		}
+		res, err := s.Solve(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Model.Close()
+		if got := p.Ledger.Charges(); !reflect.DeepEqual(got, plan.Charges) {
+			t.Errorf("seed %d: charged %d charges, planned %d", seed, len(got), len(plan.Charges))
+		}
+		spent, left := res.Plan.Params["rho_rounds_spent"], plan.Charges[len(plan.Charges)-1].Rho
+		if !(spent <= left) || spent < 0.99*left {
+			t.Errorf("seed %d: rounds spent ρ %v of their charge %v: want all of it and never more", seed, spent, left)
+		}
+		if err := p.Ledger.Check(privacy.Charge{Label: "more", Cost: privacy.ZCDPCost(1e-6)}); err == nil {
+			t.Errorf("seed %d: the ledger has room after the release", seed)
+		}
+	}
+	if coarseRounds == 0 {
+		t.Errorf("no round measured a coarse pair in 3 seeds")
+	}
+}
