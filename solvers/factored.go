@@ -644,8 +644,8 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 		}
 		fit.add(t, m)
 		iters := s.roundIters()
-		if final {
-			iters = s.fitIters()
+		if final && s.FitIters > 0 {
+			iters = s.FitIters
 		}
 		if err := fit.run(ctx, iters, s.fitTol()); err != nil {
 			return nil, err

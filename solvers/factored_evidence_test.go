@@ -40,6 +40,7 @@ var (
 	evFCoarse   = flag.Float64("ev.coarse", 0, "coarse pairs' share (0: the rule's; negative: off)")
 	evFKeepSub  = flag.Bool("ev.keepsub", false, "keep candidates inside measured sets")
 	evFSmooth   = flag.Int("ev.smooth", 0, "one-way smoothing's largest half-width (0: 4; negative: off)")
+	evFFitIters = flag.Int("ev.fiters", 0, "Project.FitIters")
 	evFAR       = flag.Bool("ev.addremove", false, "add/remove neighbours")
 	evFExcess   = flag.Bool("ev.excess", false, "print the rows' excess L1 by marginal")
 )
@@ -73,7 +74,7 @@ func TestEvidenceFactored(t *testing.T) {
 	var measuredSets [][]int
 	debugMeasured = func(m [][]int) { measuredSets = m }
 	start := time.Now()
-	s := &Project{Rounds: *evFRounds, RoundIters: *evFIters, finalMode: *evFFinal, selShare: *evFShare, pairsMode: *evFPairs, anneal: *evFAnneal, oneAlloc: *evFAlloc, supportK: *evFSupport, oneScale: *evFOneScale, coarse: *evFCoarse, keepSubsets: *evFKeepSub, smoothMax: *evFSmooth}
+	s := &Project{Rounds: *evFRounds, FitIters: *evFFitIters, RoundIters: *evFIters, finalMode: *evFFinal, selShare: *evFShare, pairsMode: *evFPairs, anneal: *evFAnneal, oneAlloc: *evFAlloc, supportK: *evFSupport, oneScale: *evFOneScale, coarse: *evFCoarse, keepSubsets: *evFKeepSub, smoothMax: *evFSmooth}
 	sh := Shape{Budget: privacy.Budget{Eps: *evFEps, Delta: 1e-9}, N: int(counts.Total()), Workload: wl, Model: Factored, MaxModelBytes: *evFCap}
 	if *evFAR {
 		sh.Neighbours = AddRemove

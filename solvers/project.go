@@ -59,7 +59,9 @@ type Project struct {
 	// factored model when the workload does not fit one model (0: the tuned
 	// rule, 2 or 4 per attribute by budget; AIM uses 16); it sets the first
 	// rounds' noise, and budget annealing shortens the run. RoundIters caps each round's warm-started
-	// fit (0: 100).
+	// fit (0: 100), the last round's too unless FitIters is set: more steps
+	// after the last measurement fit its noise (2,000 gave a larger average
+	// L1 error on full ADULT at every ε; docs/BENCHMARKS.md).
 	Rounds, RoundIters int
 
 	fitTrace    func(int, float64, []float64) // experiments: called after each step
