@@ -205,8 +205,12 @@ func (s *Project) planFactored(sh *Shape, plan *Plan, rho float64) error {
 			Cost:  privacy.ZCDPCost(privacy.GaussianCost(math.Sqrt(g.sens2), g.sigma).Rho),
 		})
 	}
+	coarseNote := ""
+	if s.coarseShare(rho) > 0 {
+		coarseNote = " and coarse variants of the pairs with a large attribute"
+	}
 	plan.Charges = append(plan.Charges, privacy.Charge{
-		Label: fmt.Sprintf("%s: adaptive rounds on the factored model (each: exponential-mechanism selection among %d candidate sets, then a discrete Gaussian measurement of the selected marginal; budget annealing; total at most this ρ)", s.Name(), len(fp.cands)),
+		Label: fmt.Sprintf("%s: adaptive rounds on the factored model (each: exponential-mechanism selection among %d candidate sets%s, then a discrete Gaussian measurement of the selected marginal; budget annealing; total at most this ρ)", s.Name(), len(fp.cands), coarseNote),
 		Cost:  privacy.ZCDPCost(fp.rhoLeft),
 	})
 	cells := 0.0
@@ -596,7 +600,7 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 				continue
 			}
 			var l1 float64
-			l1, gscratch = k.l1(sizes, tabs[k.base], bufs[k.base], nHat, gscratch)
+			l1, gscratch = k.l1(tabs[k.base], bufs[k.base], nHat, gscratch)
 			scoresAll[L+q] = fp.weights[k.base] * (l1 - math.Sqrt(2/math.Pi)*sigma*float64(k.groups()))
 			idx = append(idx, L+q)
 		}
@@ -612,7 +616,7 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 		var gm []int32
 		var gy []float64
 		if cp != nil {
-			gm = cp.cellGroups(sizes)
+			gm = cp.cellGroups()
 			gt := make([]int64, cp.groups())
 			for k, v := range tabs[sel] {
 				gt[gm[k]] += v
@@ -1149,8 +1153,7 @@ func sumOut(sizes []int, m fmeas, k int) fmeas {
 // runs along the value codes; on a table whose neighbouring codes are not
 // alike the residual term dominates and SURE keeps h = 0. Post-processing.
 func smoothSURE(y []float64, sigma float64, hmax int) int {
-	best, bestH := 0.0, 0 // h = 0: no residual, trace = cells (constant dropped)
-	best = 2 * sigma * sigma * float64(len(y))
+	best, bestH := 2*sigma*sigma*float64(len(y)), 0 // h = 0: no residual, trace = cells (−cells·σ² dropped)
 	var z, bestZ []float64
 	for h := 1; h <= hmax && 2*h < len(y); h++ {
 		z = smoothTri(y, h, z)
@@ -1178,11 +1181,7 @@ func smoothTri(y []float64, h int, out []float64) []float64 {
 	for i := range y {
 		sum := 0.0
 		for j := max(i-h, 0); j <= min(i+h, len(y)-1); j++ {
-			k := h + 1 - i + j
-			if j > i {
-				k = h + 1 - j + i
-			}
-			sum += float64(k) * y[j]
+			sum += float64(h+1-max(i-j, j-i)) * y[j]
 		}
 		out[i] = sum / triWeight(i, h, len(y))
 	}
@@ -1193,11 +1192,7 @@ func smoothTri(y []float64, h int, out []float64) []float64 {
 func triWeight(i, h, n int) float64 {
 	w := 0
 	for j := max(i-h, 0); j <= min(i+h, n-1); j++ {
-		if j > i {
-			w += h + 1 - j + i
-		} else {
-			w += h + 1 - i + j
-		}
+		w += h + 1 - max(i-j, j-i)
 	}
 	return float64(w)
 }
@@ -1287,7 +1282,7 @@ func (k *coarsePair) group(va, vb int) int {
 }
 
 // cellGroups returns every cell's group.
-func (k *coarsePair) cellGroups(sizes []int) []int32 {
+func (k *coarsePair) cellGroups() []int32 {
 	gm := make([]int32, k.sa*k.sb)
 	for va := range k.sa {
 		for vb := range k.sb {
@@ -1299,8 +1294,9 @@ func (k *coarsePair) cellGroups(sizes []int) []int32 {
 
 // l1 returns Σ_g |Σ_{cells in g} (tab − n̂·m)|, the grouped table's L1
 // distance, using d as scratch (returned, grown as needed).
-func (k *coarsePair) l1(sizes []int, tab []int64, m []float64, nHat float64, d []float64) (float64, []float64) {
-	d = append(d[:0], make([]float64, k.groups())...)
+func (k *coarsePair) l1(tab []int64, m []float64, nHat float64, d []float64) (float64, []float64) {
+	d = slices.Grow(d[:0], k.groups())[:k.groups()]
+	clear(d)
 	for va := range k.sa {
 		for vb := range k.sb {
 			c := va*k.sb + vb

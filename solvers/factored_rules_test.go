@@ -184,7 +184,7 @@ func TestCoarsePair(t *testing.T) {
 	if k.groups() != 9 {
 		t.Fatalf("groups() = %d, want 3 × 3", k.groups())
 	}
-	gm := k.cellGroups(sizes)
+	gm := k.cellGroups()
 	for va := range 12 {
 		for vb := range 3 {
 			if got, want := gm[va*3+vb], ga[va]*3+int32(vb); got != want {
@@ -198,7 +198,7 @@ func TestCoarsePair(t *testing.T) {
 	tab[1*3+0], tab[2*3+0] = 10, 0 // both in group (2, 0)
 	m[1*3+0], m[2*3+0] = 0, 0.1    // n̂ = 100: 0 and 10 counts
 	tab[0] = 7                     // group (0, 0): 7 against 0
-	got, _ := k.l1(sizes, tab, m, 100, nil)
+	got, _ := k.l1(tab, m, 100, nil)
 	if math.Abs(got-7) > 1e-12 {
 		t.Errorf("l1 = %v, want 7 (the group (2, 0) cancels)", got)
 	}
