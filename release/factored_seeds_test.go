@@ -20,12 +20,7 @@ import (
 // ConfigError (exit 2) that says why, before anything is read.
 func TestFactoredSeedReleases(t *testing.T) {
 	dir := t.TempDir()
-	data := filepath.Join(dir, "data.csv")
-	writeNbCSV(t, data, nbRows(400, 5))
-	dom := filepath.Join(dir, "domain.json")
-	if err := os.WriteFile(dom, []byte(nbDomain), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	data, dom := writeNbFiles(t, dir, nbRows(400, 5))
 	for _, s := range []string{"mwem", "dpfw", "smd"} {
 		t.Run(s, func(t *testing.T) {
 			seed := uint64(4)
@@ -113,12 +108,7 @@ func adultDomainWorkload(t *testing.T) (*universe.Domain, *query.Workload) {
 // nothing is released.
 func TestSMDRecordMemoryRefused(t *testing.T) {
 	dir := t.TempDir()
-	data := filepath.Join(dir, "data.csv")
-	writeNbCSV(t, data, nbRows(400, 5))
-	dom := filepath.Join(dir, "domain.json")
-	if err := os.WriteFile(dom, []byte(nbDomain), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	data, dom := writeNbFiles(t, dir, nbRows(400, 5))
 	seed := uint64(4)
 	cfg := &Config{Data: data, Domain: dom, Epsilon: 1, Delta: 1e-9, Marginals: 2, Solver: "smd", Model: ModelFactored,
 		Out: filepath.Join(dir, "out"), Seed: &seed}

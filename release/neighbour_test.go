@@ -63,6 +63,19 @@ func writeNbCSV(t *testing.T, path string, rows []nbRow) {
 	}
 }
 
+// writeNbFiles writes rows to dir/data.csv and nbDomain to dir/domain.json
+// and returns both paths.
+func writeNbFiles(t *testing.T, dir string, rows []nbRow) (data, dom string) {
+	t.Helper()
+	data = filepath.Join(dir, "data.csv")
+	writeNbCSV(t, data, rows)
+	dom = filepath.Join(dir, "domain.json")
+	if err := os.WriteFile(dom, []byte(nbDomain), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return data, dom
+}
+
 // nbCase is one pair of neighbouring datasets and the release settings.
 type nbCase struct {
 	name string
@@ -310,12 +323,7 @@ func TestNeighbourRepairsNotPublished(t *testing.T) {
 	dir := t.TempDir()
 	rows := nbRows(60, 3)
 	rows[0][2], rows[1][2] = "9", "-4"
-	data := filepath.Join(dir, "data.csv")
-	writeNbCSV(t, data, rows)
-	dom := filepath.Join(dir, "domain.json")
-	if err := os.WriteFile(dom, []byte(nbDomain), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	data, dom := writeNbFiles(t, dir, rows)
 	seed := uint64(1)
 	var got []string
 	cfg := &Config{Data: data, Domain: dom, Epsilon: 1, Delta: 1e-9, Marginals: 2, Out: filepath.Join(dir, "out"),
@@ -353,12 +361,7 @@ func TestNeighbourRepairsNotPublished(t *testing.T) {
 func TestSpentNeverAboveBudget(t *testing.T) {
 	for _, eps := range []float64{1e-300, 1e-30, 0.5} {
 		dir := t.TempDir()
-		data := filepath.Join(dir, "data.csv")
-		writeNbCSV(t, data, nbRows(50, 2))
-		dom := filepath.Join(dir, "domain.json")
-		if err := os.WriteFile(dom, []byte(nbDomain), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		data, dom := writeNbFiles(t, dir, nbRows(50, 2))
 		seed := uint64(1)
 		out, err := Run(context.Background(), &Config{Data: data, Domain: dom, Epsilon: eps, Delta: 1e-9, Marginals: 2,
 			Out: filepath.Join(dir, "out"), Seed: &seed}, nil)

@@ -435,8 +435,6 @@ func (r *runner) solve() error {
 	return nil
 }
 
-// progress returns the solver's progress hook: the caller's, and log lines
-// with an estimate of the time left when the caller logs.
 // checkRecordMemory refuses, before any private step, an smd release whose
 // per-record tables would not fit the memory cap beside the estimate: smd
 // keeps, for every distinct record, its entry in each marginal set (12
@@ -455,6 +453,8 @@ func (r *runner) checkRecordMemory() error {
 	return nil
 }
 
+// progress returns the solver's progress hook: the caller's, and log lines
+// with an estimate of the time left when the caller logs.
 func (r *runner) progress() func(solvers.Progress) {
 	last := time.Time{}
 	return func(p solvers.Progress) {

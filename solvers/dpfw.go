@@ -688,19 +688,8 @@ func (r *fwRun) output() []float64 {
 // + (1 − γ_t)·H_{t+1} (the weight of v_s summed over the iterates it
 // enters, each discounted by the steps taken since).
 func (r *fwRun) combine(w []float64) {
-	T, m := len(r.sel), r.m
 	y := r.ans
-	clear(y)
-	h := w[T]
-	for s := T - 1; s >= 0; s-- {
-		j, sg := query.Signed(r.sel[s], m)
-		y[j] += sg * r.gam[s] * h / r.fp.alpha
-		h = w[s] + (1-r.gam[s])*h
-	}
-	if r.init >= 0 {
-		j, sg := query.Signed(r.init, m)
-		y[j] += sg * h / r.fp.alpha
-	}
+	fwCoefficients(y, w, r.sel, r.gam, r.init, r.m, r.fp.alpha)
 	r.p.Op.Adjoint(y, r.phi)
 	r.ex.c = 1
 }
@@ -715,4 +704,23 @@ func fwArgmax(x []float64) int {
 		}
 	}
 	return best
+}
+
+// fwCoefficients writes into y (length m) the coefficient of each query in
+// Σ_t W_t·q_t/α, the combination of the selected vertices (signed indices
+// sel with step sizes gam, and the initial vertex init, or −1): the weight
+// of v_s is γ_s·H_{s+1}, with H_T = W_T and H_t = W_t + (1 − γ_t)·H_{t+1}.
+func fwCoefficients(y, w []float64, sel []int, gam []float64, init, m int, alpha float64) {
+	T := len(sel)
+	clear(y)
+	h := w[T]
+	for s := T - 1; s >= 0; s-- {
+		j, sg := query.Signed(sel[s], m)
+		y[j] += sg * gam[s] * h / alpha
+		h = w[s] + (1-gam[s])*h
+	}
+	if init >= 0 {
+		j, sg := query.Signed(init, m)
+		y[j] += sg * h / alpha
+	}
 }

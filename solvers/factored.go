@@ -223,6 +223,14 @@ func (s *Project) planFactored(sh *Shape, plan *Plan, rho float64) error {
 	return nil
 }
 
+// The tuned rules' budget regimes: the effective supports (and the sharper
+// selection) from supportRho, 4 nominal rounds per attribute from
+// fourRoundsRho; between them the middle regime (midBudget).
+const (
+	supportRho    = 1e-3 // ε ≈ 0.3 at δ = 10^-9
+	fourRoundsRho = 5e-3 // ε ≈ 0.65 at δ = 10^-9
+)
+
 // tunedRounds is the nominal number of rounds of the tuned setting: 2 per
 // attribute when ρ < 5·10^-3 (ε below about 0.65 at δ = 10^-9), 4 per
 // attribute above. AIM uses 16 per attribute; under replace-one neighbours
@@ -230,7 +238,7 @@ func (s *Project) planFactored(sh *Shape, plan *Plan, rho float64) error {
 // rounds were better on full ADULT (all 3-way marginals, ε 0.1–1, seeds 1–2:
 // docs/BENCHMARKS.md). It reads only public quantities.
 func tunedRounds(d int, rho float64) int {
-	if rho < 5e-3 {
+	if rho < fourRoundsRho {
 		return 2 * d
 	}
 	return 4 * d
@@ -259,7 +267,7 @@ func (s *Project) supportSigmas(rho float64) float64 {
 	if s.supportK != 0 {
 		return max(s.supportK, 0)
 	}
-	if rho >= 1e-3 {
+	if rho >= supportRho {
 		return 3
 	}
 	return 0
@@ -288,16 +296,16 @@ func (s *Project) selectShare(rho float64) float64 {
 	if s.selShare > 0 {
 		return s.selShare
 	}
-	if rho >= 1e-3 {
+	if rho >= supportRho {
 		return 0.15
 	}
-	return 0.1
+	return aimSelectShare
 }
 
 // midBudget reports the middle regime of the tuned rules: the effective
 // supports on (ρ ≥ 10^-3) and 2 nominal rounds per attribute (ρ < 5·10^-3);
 // ε from about 0.3 to 0.65 at δ = 10^-9.
-func midBudget(rho float64) bool { return rho >= 1e-3 && rho < 5e-3 }
+func midBudget(rho float64) bool { return rho >= supportRho && rho < fourRoundsRho }
 
 // oneWayScale scales the one-way tables' ρ (d rounds' measurements): 0.8 in
 // the middle regime, where the rounds' measurements are worth more than the
@@ -507,7 +515,14 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 	if p.Neighbours == ReplaceOne {
 		scoreSens *= 2 // a record leaving one cell and entering another moves the L1 distance by 2
 	}
-	scores := make([]float64, len(fp.cands))
+	// The coarse pairs (middle regime) score after the candidates, in the
+	// same slice, so that one draw covers both.
+	var coarse []coarsePair
+	if share := s.coarseShare(fp.rho0 + fp.rhoLeft); share > 0 {
+		coarse = coarsePairs(sizes, fp.cands, coarseGroups(fit.cur, sizes, share))
+	}
+	scoresAll := make([]float64, len(fp.cands)+len(coarse))
+	scores := scoresAll[:len(fp.cands)]
 	tmp := make([]float64, 0, len(fp.cands))
 	idx := make([]int, 0, len(fp.cands))
 	bufs := make([][]float64, len(fp.cands))
@@ -525,17 +540,23 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 		}
 		scan.eff, scan.mask = supportCells(sizes, fp.cands, support)
 	}
-	// Candidates inside a set measured in full are left out: their
-	// tables are already measured, so their scores only restate the
+	// Candidates inside a set measured in full are left out (covered):
+	// their tables are already measured, so their scores only restate the
 	// noise, and the many such near-zero scores took the exponential
-	// mechanism's draws from the useful ones (docs/BENCHMARKS.md).
-	measuredFull := slices.Clone(measured)
-	var measuredCoarse [][]int
-	var coarse []coarsePair
-	if share := s.coarseShare(fp.rho0 + fp.rhoLeft); share > 0 {
-		coarse = coarsePairs(sizes, fp.cands, coarseGroups(fit.cur, sizes, share))
+	// mechanism's draws from the useful ones (docs/BENCHMARKS.md). A coarse
+	// pair inside a set measured on groups is left out too (coarseDone).
+	covered := make([]bool, len(fp.cands))
+	coarseDone := make([]bool, len(fp.cands))
+	markInside := func(done []bool, set []int) {
+		for i, c := range fp.cands {
+			if !done[i] && len(c) <= len(set) && isSubset(c, set) {
+				done[i] = true
+			}
+		}
 	}
-	scoresAll := make([]float64, len(fp.cands)+len(coarse))
+	for _, set := range measured {
+		markInside(covered, set)
+	}
 	gscratch := make([]float64, 0, 64)
 	round := 0
 	for final := false; !final; round++ {
@@ -575,14 +596,17 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 		scan.sigma = sigma
 		scan.run(team, scanScore)
 		idx = idx[:0]
-		for _, keep := range []bool{s.keepSubsets, true} {
+		for i := range fp.cands {
+			if active[i] != nil && (s.keepSubsets || !covered[i]) {
+				idx = append(idx, i)
+			}
+		}
+		if len(idx) == 0 {
+			// Only measured sets fit the cap: they compete again.
 			for i := range fp.cands {
-				if active[i] != nil && (keep || !subsetOfAny(fp.cands[i], measuredFull)) {
+				if active[i] != nil {
 					idx = append(idx, i)
 				}
-			}
-			if len(idx) > 0 {
-				break // else only measured sets fit the cap: measure one again
 			}
 		}
 		if len(idx) == 0 {
@@ -592,11 +616,9 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 		// grouped table's L1 distance by at most what it moves the full
 		// table's, so scoreSens bounds their scores too.
 		L := len(fp.cands)
-		copy(scoresAll, scores)
 		for q := range coarse {
 			k := &coarse[q]
-			set := fp.cands[k.base]
-			if active[k.base] == nil || (!s.keepSubsets && (subsetOfAny(set, measuredFull) || subsetOfAny(set, measuredCoarse))) {
+			if active[k.base] == nil || (!s.keepSubsets && (covered[k.base] || coarseDone[k.base])) {
 				continue
 			}
 			var l1 float64
@@ -630,9 +652,9 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 		}
 		measured = append(measured, c)
 		if cp != nil {
-			measuredCoarse = append(measuredCoarse, c)
+			markInside(coarseDone, c)
 		} else {
-			measuredFull = append(measuredFull, c)
+			markInside(covered, c)
 		}
 		scan.trees.note(c)
 		t := fit.tree
@@ -1156,12 +1178,12 @@ func smoothSURE(y []float64, sigma float64, hmax int) int {
 	best, bestH := 2*sigma*sigma*float64(len(y)), 0 // h = 0: no residual, trace = cells (−cells·σ² dropped)
 	var z, bestZ []float64
 	for h := 1; h <= hmax && 2*h < len(y); h++ {
-		z = smoothTri(y, h, z)
-		rss, tr := 0.0, 0.0
+		var tr float64
+		z, tr = smoothTri(y, h, z)
+		rss := 0.0
 		for i := range y {
 			r := y[i] - z[i]
 			rss += r * r
-			tr += float64(h+1) / triWeight(i, h, len(y))
 		}
 		if v := rss + 2*sigma*sigma*tr; v < best {
 			best, bestH = v, h
@@ -1175,38 +1197,25 @@ func smoothSURE(y []float64, sigma float64, hmax int) int {
 }
 
 // smoothTri writes the triangular moving average of half-width h of y
-// (weights h+1−|i−j|, renormalised at the ends) into out.
-func smoothTri(y []float64, h int, out []float64) []float64 {
+// (weights h+1−|i−j|, renormalised at the ends) into out, and returns it
+// with the smoother's trace (Σ_i of cell i's own weight).
+func smoothTri(y []float64, h int, out []float64) ([]float64, float64) {
 	out = append(out[:0], y...)
+	tr := 0.0
 	for i := range y {
-		sum := 0.0
+		sum, w := 0.0, 0.0
 		for j := max(i-h, 0); j <= min(i+h, len(y)-1); j++ {
-			sum += float64(h+1-max(i-j, j-i)) * y[j]
+			k := float64(h + 1 - max(i-j, j-i))
+			sum += k * y[j]
+			w += k
 		}
-		out[i] = sum / triWeight(i, h, len(y))
+		out[i] = sum / w
+		tr += float64(h+1) / w
 	}
-	return out
+	return out, tr
 }
 
-// triWeight is the sum of the triangular weights around cell i of n.
-func triWeight(i, h, n int) float64 {
-	w := 0
-	for j := max(i-h, 0); j <= min(i+h, n-1); j++ {
-		w += h + 1 - max(i-j, j-i)
-	}
-	return float64(w)
-}
-
-// subsetOfAny reports whether the increasing set lies inside one of sets.
-func subsetOfAny(set []int, sets [][]int) bool {
-	for _, m := range sets {
-		if len(m) >= len(set) && isSubset(set, m) {
-			return true
-		}
-	}
-	return false
-}
-
+// isSubset reports whether every element of a is in b.
 func isSubset(a, b []int) bool {
 	for _, x := range a {
 		if !slices.Contains(b, x) {

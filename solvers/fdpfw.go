@@ -123,20 +123,10 @@ func (r *ffwRun) bound(t int) float64 {
 // output builds q_out/α from the selections by the output rule (as
 // fwRun.combine does) and returns its calibrated model.
 func (r *ffwRun) output() (*model.Model, error) {
-	T, m, it := len(r.sel), r.m, r.it
-	w := fwOutputWeights(r.p, r.fp, T)
+	it := r.it
+	w := fwOutputWeights(r.p, r.fp, len(r.sel))
 	y := it.ans // scratch: the coefficient of each query in q_out/α
-	clear(y)
-	h := w[T]
-	for s := T - 1; s >= 0; s-- {
-		j, sg := query.Signed(r.sel[s], m)
-		y[j] += sg * r.gam[s] * h / r.fp.alpha
-		h = w[s] + (1-r.gam[s])*h
-	}
-	if r.init >= 0 {
-		j, sg := query.Signed(r.init, m)
-		y[j] += sg * h / r.fp.alpha
-	}
+	fwCoefficients(y, w, r.sel, r.gam, r.init, r.m, r.fp.alpha)
 	it.reset()
 	for i, mg := range it.margs {
 		d := it.setOf[i]

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 	"time"
 
 	"github.com/dpsynth/synth/model"
@@ -75,7 +76,7 @@ func newFWork(sh *Shape) *fWork {
 	for i, mg := range f.margs {
 		d := -1
 		for k, s := range f.sets {
-			if sameSet(s, mg.Attrs) {
+			if slices.Equal(s, mg.Attrs) {
 				d = k
 				break
 			}
@@ -94,18 +95,6 @@ func newFWork(sh *Shape) *fWork {
 	f.trees = newTreeSizes(f.sizes, nd)
 	f.runs = make([]int, 0, len(f.margs))
 	return f
-}
-
-func sameSet(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // query returns the distinct set and the cell of workload query j, and its
@@ -402,7 +391,8 @@ func runFactoredSteps(ctx context.Context, p *Problem, plan *Plan, T int, r fSte
 	return res, nil
 }
 
-// checkFactoredProblem validates what the factored seed solvers read.
+// checkFactoredProblem validates what the factored seed solvers read (and,
+// with the operator, checkProblem).
 func checkFactoredProblem(p *Problem) error {
 	switch {
 	case p.Workload == nil:

@@ -301,17 +301,10 @@ func (p *Problem) charge(plan *Plan) error {
 
 // checkProblem validates the parts of a problem every solver relies on.
 func checkProblem(p *Problem) error {
-	switch {
-	case p.Op == nil || p.Workload == nil:
+	if p.Op == nil || p.Workload == nil {
 		return errors.New("solvers: problem without a workload operator")
-	case p.Rand == nil:
-		return errors.New("solvers: problem without a random source")
-	case p.N <= 0:
-		return errors.New("solvers: problem with no records")
-	case len(p.Answers) != p.Op.M():
-		return fmt.Errorf("solvers: %d answers for %d queries", len(p.Answers), p.Op.M())
 	}
-	return nil
+	return checkFactoredProblem(p) // the rest, read through the workload (Op.M() = Workload.M())
 }
 
 // checkDistribution verifies that d is a probability vector: no NaN or Inf,
