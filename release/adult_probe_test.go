@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dpsynth/synth/datasets"
+	"github.com/dpsynth/synth/solvers"
 )
 
 func TestAdultProbe(t *testing.T) {
@@ -21,7 +22,7 @@ func TestAdultProbe(t *testing.T) {
 		t.Fatal(err)
 	}
 	seed := uint64(1)
-	out, err := Run(context.Background(), &Config{Data: data, Domain: dom, Marginals: 3, Epsilon: 1, Delta: 1e-9,
+	out, err := Run(context.Background(), &Config{Neighbours: solvers.ReplaceOne, Data: data, Domain: dom, Marginals: 3, Epsilon: 1, Delta: 1e-9,
 		Out: filepath.Join(dir, "o"), Seed: &seed, Sampling: Balanced}, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/dpsynth/synth/solvers"
 )
 
 func TestCalibTime(t *testing.T) {
@@ -26,7 +28,7 @@ func TestCalibTime(t *testing.T) {
 			t.Skipf("no shared data: %v", err)
 		}
 		seed := uint64(1)
-		cfg := &Config{Data: filepath.Join(d, c.ds+".csv"), Domain: filepath.Join(d, c.ds+"-domain.json"), Marginals: c.k,
+		cfg := &Config{Neighbours: solvers.ReplaceOne, Data: filepath.Join(d, c.ds+".csv"), Domain: filepath.Join(d, c.ds+"-domain.json"), Marginals: c.k,
 			Epsilon: 1, Delta: 1e-9, Out: filepath.Join(t.TempDir(), "out"), Seed: &seed}
 		p, err := DryRun(context.Background(), cfg)
 		if err != nil {

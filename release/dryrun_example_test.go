@@ -26,5 +26,5 @@ func ExampleDryRun() {
 	// Output:
 	// model: explicit
 	// charges: 28, total ε = 1.000000 at δ = 1e-09
-	// marginal {education} (16 cells): σ = 43.24 counts, 95% ±84.7 counts
+	// marginal {education} (16 cells): σ = 30.58 counts, 95% ±59.9 counts
 }

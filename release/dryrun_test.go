@@ -27,7 +27,7 @@ func dryCfg(t *testing.T) *Config {
 	if err := syscall.Mkfifo(data, 0o600); err != nil {
 		t.Skipf("cannot make a FIFO here: %v", err)
 	}
-	return &Config{Data: data, Domain: rawDomain, Marginals: 2,
+	return &Config{Neighbours: solvers.ReplaceOne, Data: data, Domain: rawDomain, Marginals: 2,
 		Epsilon: 1, Delta: 1e-9, Out: filepath.Join(t.TempDir(), "out")}
 }
 

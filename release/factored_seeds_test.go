@@ -24,7 +24,7 @@ func TestFactoredSeedReleases(t *testing.T) {
 	for _, s := range []string{"mwem", "dpfw", "smd"} {
 		t.Run(s, func(t *testing.T) {
 			seed := uint64(4)
-			cfg := &Config{Data: data, Domain: dom, Epsilon: 1, Delta: 1e-9, Marginals: 2, Solver: s, Model: ModelFactored,
+			cfg := &Config{Neighbours: solvers.ReplaceOne, Data: data, Domain: dom, Epsilon: 1, Delta: 1e-9, Marginals: 2, Solver: s, Model: ModelFactored,
 				Out: filepath.Join(dir, s), Seed: &seed}
 			o, err := Run(context.Background(), cfg, nil)
 			if err != nil {
@@ -48,7 +48,7 @@ func TestFactoredSeedReleases(t *testing.T) {
 		})
 	}
 	seed := uint64(4)
-	cfg := &Config{Data: data, Domain: dom, Epsilon: 1, Delta: 1e-9, Marginals: 2, Solver: "dpam", Model: ModelFactored,
+	cfg := &Config{Neighbours: solvers.ReplaceOne, Data: data, Domain: dom, Epsilon: 1, Delta: 1e-9, Marginals: 2, Solver: "dpam", Model: ModelFactored,
 		Out: filepath.Join(dir, "dpam"), Seed: &seed}
 	_, err := Run(context.Background(), cfg, nil)
 	var ce *ConfigError
@@ -110,7 +110,7 @@ func TestSMDRecordMemoryRefused(t *testing.T) {
 	dir := t.TempDir()
 	data, dom := writeNbFiles(t, dir, nbRows(400, 5))
 	seed := uint64(4)
-	cfg := &Config{Data: data, Domain: dom, Epsilon: 1, Delta: 1e-9, Marginals: 2, Solver: "smd", Model: ModelFactored,
+	cfg := &Config{Neighbours: solvers.ReplaceOne, Data: data, Domain: dom, Epsilon: 1, Delta: 1e-9, Marginals: 2, Solver: "smd", Model: ModelFactored,
 		Out: filepath.Join(dir, "out"), Seed: &seed}
 	p, err := DryRun(context.Background(), cfg)
 	if err != nil {

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/dpsynth/synth/solvers"
 )
 
 func TestPeakProbe(t *testing.T) {
@@ -53,7 +55,7 @@ func TestPeakProbe(t *testing.T) {
 				}
 			}()
 			seed := uint64(1)
-			_, err := Run(context.Background(), &Config{Data: data, Domain: dom, Marginals: k, Epsilon: 1, Delta: 1e-9, Solver: s,
+			_, err := Run(context.Background(), &Config{Neighbours: solvers.ReplaceOne, Data: data, Domain: dom, Marginals: k, Epsilon: 1, Delta: 1e-9, Solver: s,
 				Out: filepath.Join(dir, fmt.Sprintf("o-%s-%d", s, k)), Seed: &seed, Sampling: Balanced}, nil)
 			close(stop)
 			if err != nil {

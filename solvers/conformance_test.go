@@ -15,7 +15,7 @@ import (
 
 func settingsOf(t *testing.T, name string) []Setting {
 	s, _ := New(name, Paper)
-	if _, err := s.Plan(&Shape{Budget: privacy.Budget{Eps: 1, Delta: 1e-9}, N: 1000, Workload: small(t).wl}); errors.Is(err, ErrUnsupported) {
+	if _, err := s.Plan(&Shape{Neighbours: ReplaceOne, Budget: privacy.Budget{Eps: 1, Delta: 1e-9}, N: 1000, Workload: small(t).wl}); errors.Is(err, ErrUnsupported) {
 		return []Setting{Tuned}
 	}
 	return []Setting{Tuned, Paper}
@@ -35,12 +35,12 @@ func TestConformancePlan(t *testing.T) {
 		for _, set := range settingsOf(t, name) {
 			s, _ := New(name, set)
 			for _, b := range []privacy.Budget{{Eps: 0.1, Delta: 1e-9}, {Eps: 1, Delta: 1e-9}, {Eps: 4, Delta: 1e-6}} {
-				p0, err := s.Plan(&Shape{Budget: b, Workload: fx.wl})
+				p0, err := s.Plan(&Shape{Neighbours: ReplaceOne, Budget: b, Workload: fx.wl})
 				if err != nil {
 					t.Errorf("%s/%s: Plan(%v, N unknown): %v", name, set, b, err)
 					continue
 				}
-				p1, err := s.Plan(&Shape{Budget: b, N: 48842, Workload: fx.wl})
+				p1, err := s.Plan(&Shape{Neighbours: ReplaceOne, Budget: b, N: 48842, Workload: fx.wl})
 				if err != nil {
 					t.Errorf("%s/%s: Plan(%v, N = 48842): %v", name, set, b, err)
 					continue

@@ -297,7 +297,7 @@ func TestDPAMPaperFormulas(t *testing.T) {
 		{1, 127, 0.0042, 0.053, 136, 0.5030},
 	} {
 		s := &DPAM{Setting: Paper}
-		plan, err := s.Plan(&Shape{Budget: privacy.Budget{Eps: tc.eps, Delta: 1e-9}, N: 48842, Workload: fx.wl})
+		plan, err := s.Plan(&Shape{Neighbours: ReplaceOne, Budget: privacy.Budget{Eps: tc.eps, Delta: 1e-9}, N: 48842, Workload: fx.wl})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -333,7 +333,7 @@ func TestDPAMTunedPlan(t *testing.T) {
 	fx := small(t)
 	b := privacy.Budget{Eps: 1, Delta: 1e-9}
 	s := &DPAM{}
-	plan, err := s.Plan(&Shape{Budget: b, N: 48842, Workload: fx.wl})
+	plan, err := s.Plan(&Shape{Neighbours: ReplaceOne, Budget: b, N: 48842, Workload: fx.wl})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,7 +66,7 @@ func TestFWPaperFormulas(t *testing.T) {
 
 func TestDPFWPlanPaper(t *testing.T) {
 	fx := adultReduced(t)
-	sh := &Shape{Budget: privacy.Budget{Eps: 1, Delta: 1e-9}, N: 48842, Workload: fx.wl}
+	sh := &Shape{Neighbours: ReplaceOne, Budget: privacy.Budget{Eps: 1, Delta: 1e-9}, N: 48842, Workload: fx.wl}
 	plan, err := (&DPFW{Setting: Paper}).Plan(sh)
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +103,7 @@ func TestDPFWPlanPaper(t *testing.T) {
 		t.Errorf("charges = %v, want one approx (1, 1e-9)", plan.Charges)
 	}
 	// The plan at N unknown: T at the cap, same charges.
-	p0, err := (&DPFW{Setting: Paper}).Plan(&Shape{Budget: sh.Budget, Workload: fx.wl})
+	p0, err := (&DPFW{Setting: Paper}).Plan(&Shape{Neighbours: ReplaceOne, Budget: sh.Budget, Workload: fx.wl})
 	if err != nil || p0.Iterations != FWPaperTMax || len(p0.Warnings) == 0 {
 		t.Errorf("plan with N unknown: %v, iterations %d, warnings %q", err, p0.Iterations, p0.Warnings)
 	}
@@ -112,7 +112,7 @@ func TestDPFWPlanPaper(t *testing.T) {
 func TestDPFWPlanTuned(t *testing.T) {
 	fx := adultReduced(t)
 	b := privacy.Budget{Eps: 1, Delta: 1e-9}
-	plan, err := (&DPFW{}).Plan(&Shape{Budget: b, N: 48842, Workload: fx.wl})
+	plan, err := (&DPFW{}).Plan(&Shape{Neighbours: ReplaceOne, Budget: b, N: 48842, Workload: fx.wl})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestDPFWPlanTuned(t *testing.T) {
 	}
 	// A pure budget: one bounded-range charge of ε.
 	pure := privacy.Budget{Eps: 1}
-	plan, err = (&DPFW{T: 7}).Plan(&Shape{Budget: pure, N: 1000, Workload: fx.wl})
+	plan, err = (&DPFW{T: 7}).Plan(&Shape{Neighbours: ReplaceOne, Budget: pure, N: 1000, Workload: fx.wl})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestDPFWPlanTuned(t *testing.T) {
 		t.Errorf("pure plan %v (ε0 = %v): %v", plan.Charges, plan.Params["eps0"], err)
 	}
 	// N unknown: T and α are not known yet; the charges are the same.
-	p0, err := (&DPFW{}).Plan(&Shape{Budget: b, Workload: fx.wl})
+	p0, err := (&DPFW{}).Plan(&Shape{Neighbours: ReplaceOne, Budget: b, Workload: fx.wl})
 	if err != nil || p0.Iterations != 0 || len(p0.Warnings) == 0 || p0.Charges[0] != plan0Charge(rho) {
 		t.Errorf("plan with N unknown: %v, %d iterations, warnings %q", err, p0.Iterations, p0.Warnings)
 	}
@@ -186,7 +186,7 @@ func TestDPFWPlanErrors(t *testing.T) {
 		{"NaN α", &DPFW{Alpha: math.NaN()}, b},
 	}
 	for _, c := range bad {
-		if _, err := c.s.Plan(&Shape{Budget: c.b, N: 100, Workload: fx.wl}); err == nil {
+		if _, err := c.s.Plan(&Shape{Neighbours: ReplaceOne, Budget: c.b, N: 100, Workload: fx.wl}); err == nil {
 			t.Errorf("%s: no error", c.name)
 		}
 	}

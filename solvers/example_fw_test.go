@@ -20,7 +20,7 @@ func ExampleDPFW() {
 		counts.Add([]int{i % 2, i % 3, (i / 7) % 4}, 1)
 	}
 	budget := privacy.Budget{Eps: 1, Delta: 1e-9}
-	shape := solvers.Shape{Budget: budget, N: 1000, Workload: wl}
+	shape := solvers.Shape{Neighbours: solvers.ReplaceOne, Budget: budget, N: 1000, Workload: wl}
 	s := &solvers.DPFW{}
 	plan, _ := s.Plan(&shape)
 	fmt.Printf("T = %d, α·ln k = %.3f\n", plan.Iterations, plan.Params["alpha_ln_k"])

@@ -75,7 +75,7 @@ func TestEvidenceFactored(t *testing.T) {
 	debugMeasured = func(m [][]int) { measuredSets = m }
 	start := time.Now()
 	s := &Project{Rounds: *evFRounds, FitIters: *evFFitIters, RoundIters: *evFIters, finalMode: *evFFinal, selShare: *evFShare, pairsMode: *evFPairs, anneal: *evFAnneal, oneAlloc: *evFAlloc, supportK: *evFSupport, oneScale: *evFOneScale, coarse: *evFCoarse, keepSubsets: *evFKeepSub, smoothMax: *evFSmooth}
-	sh := Shape{Budget: privacy.Budget{Eps: *evFEps, Delta: 1e-9}, N: int(counts.Total()), Workload: wl, Model: Factored, MaxModelBytes: *evFCap}
+	sh := Shape{Neighbours: ReplaceOne, Budget: privacy.Budget{Eps: *evFEps, Delta: 1e-9}, N: int(counts.Total()), Workload: wl, Model: Factored, MaxModelBytes: *evFCap}
 	if *evFAR {
 		sh.Neighbours = AddRemove
 	}

@@ -34,7 +34,7 @@ func factoredProblem(t *testing.T, fx *fixture, eps float64, seed uint64, capByt
 	}
 	spy := &spyData{Data: fx.counts}
 	return &Problem{
-		Shape: Shape{Budget: b, N: int(fx.counts.Total()), Workload: fx.wl, Model: Factored, MaxModelBytes: capBytes},
+		Shape: Shape{Neighbours: ReplaceOne, Budget: b, N: int(fx.counts.Total()), Workload: fx.wl, Model: Factored, MaxModelBytes: capBytes},
 		Data:  spy, Rand: privacy.NewSeeded(seed), Ledger: led,
 	}, spy
 }

@@ -122,7 +122,7 @@ func (f *fixture) problem(t testing.TB, eps, delta float64, seed uint64) *Proble
 		t.Fatal(err)
 	}
 	return &Problem{
-		Shape:   Shape{Budget: b, N: int(f.counts.Total()), Workload: f.wl},
+		Shape:   Shape{Neighbours: ReplaceOne, Budget: b, N: int(f.counts.Total()), Workload: f.wl},
 		Op:      op,
 		Counts:  f.counts,
 		Answers: f.answers,

@@ -181,11 +181,11 @@ func TestFactoredSeedsConformance(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			s, _ := New(name, Tuned)
 			b := privacy.Budget{Eps: 1, Delta: 1e-9}
-			p0, err := s.Plan(&Shape{Budget: b, Workload: fx.wl, Model: Factored})
+			p0, err := s.Plan(&Shape{Neighbours: ReplaceOne, Budget: b, Workload: fx.wl, Model: Factored})
 			if err != nil {
 				t.Fatal(err)
 			}
-			p1, err := s.Plan(&Shape{Budget: b, N: 48842, Workload: fx.wl, Model: Factored})
+			p1, err := s.Plan(&Shape{Neighbours: ReplaceOne, Budget: b, N: 48842, Workload: fx.wl, Model: Factored})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -294,12 +294,12 @@ func TestFactoredSeedsRefusals(t *testing.T) {
 		`{"families": [{"type": "prefixes", "attribute": "a"}]}`)
 	b := privacy.Budget{Eps: 1, Delta: 1e-9}
 	for _, s := range []Solver{&MWEM{}, &DPFW{}, &SMD{}} {
-		if _, err := s.Plan(&Shape{Budget: b, Workload: wl, Model: Factored}); !errors.Is(err, ErrUnsupported) {
+		if _, err := s.Plan(&Shape{Neighbours: ReplaceOne, Budget: b, Workload: wl, Model: Factored}); !errors.Is(err, ErrUnsupported) {
 			t.Errorf("%s on a range workload, factored: err = %v, want ErrUnsupported", s.Name(), err)
 		}
 	}
 	fx := seedsFixture(t)
-	if _, err := (&MWEM{Setting: Paper}).Plan(&Shape{Budget: b, Workload: fx.wl, Model: Factored}); !errors.Is(err, ErrUnsupported) {
+	if _, err := (&MWEM{Setting: Paper}).Plan(&Shape{Neighbours: ReplaceOne, Budget: b, Workload: fx.wl, Model: Factored}); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("mwem (paper), factored: err = %v, want ErrUnsupported", err)
 	}
 }

@@ -28,7 +28,7 @@ func fwProblem(t testing.TB, wl *query.Workload, records [][]int, b privacy.Budg
 		t.Fatal(err)
 	}
 	return &Problem{
-		Shape:   Shape{Budget: b, N: len(records), Workload: wl},
+		Shape:   Shape{Neighbours: ReplaceOne, Budget: b, N: len(records), Workload: wl},
 		Op:      op,
 		Counts:  counts,
 		Answers: wl.AnswerCounts(counts, make([]float64, wl.M())),

@@ -101,7 +101,7 @@ func TestMWEMPlan(t *testing.T) {
 	rho, _ := b.Rho(privacy.Tight)
 	n := 48842
 	s := &MWEM{}
-	plan, err := s.Plan(&Shape{Budget: b, N: n, Workload: fx.wl})
+	plan, err := s.Plan(&Shape{Neighbours: ReplaceOne, Budget: b, N: n, Workload: fx.wl})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +278,7 @@ func selectionHistogram(t *testing.T, s *MWEM, sizes []int, records [][]int, eps
 	}
 	defer op.Close()
 	b := privacy.Budget{Eps: eps, Delta: 1e-9}
-	p := &Problem{Shape: Shape{Budget: b, N: len(records), Workload: fx.wl}, Op: op,
+	p := &Problem{Shape: Shape{Neighbours: ReplaceOne, Budget: b, N: len(records), Workload: fx.wl}, Op: op,
 		Counts: fx.counts, Answers: fx.answers}
 	run, err := s.derive(&p.Shape, false)
 	if err != nil {

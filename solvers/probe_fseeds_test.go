@@ -16,7 +16,7 @@ func TestProbeFactoredSeedsAdult(t *testing.T) {
 	for _, s := range []Solver{&DPFW{T: 12}} {
 		b := privacy.Budget{Eps: 1, Delta: 1e-9}
 		led, _ := privacy.NewLedger(b, nil)
-		p := &Problem{Shape: Shape{Budget: b, N: int(fx.counts.Total()), Workload: fx.wl, Model: Factored},
+		p := &Problem{Shape: Shape{Neighbours: ReplaceOne, Budget: b, N: int(fx.counts.Total()), Workload: fx.wl, Model: Factored},
 			Counts: fx.counts, Data: fx.counts, Answers: fx.answers, Rand: privacy.NewSeeded(1), Ledger: led}
 		last := time.Now()
 		p.Progress = func(pr Progress) {

@@ -14,7 +14,7 @@ func TestSMDPlanTuned(t *testing.T) {
 	fx := small(t)
 	b := privacy.Budget{Eps: 1, Delta: 1e-9}
 	n := 48842
-	plan, err := (&SMD{}).Plan(&Shape{Budget: b, N: n, Workload: fx.wl})
+	plan, err := (&SMD{}).Plan(&Shape{Neighbours: ReplaceOne, Budget: b, N: n, Workload: fx.wl})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func TestSMDPlanTuned(t *testing.T) {
 		t.Errorf("charges = %v, want ZCDP ρ = %v", plan.Charges, rho)
 	}
 	// T is capped at n (B >= 1).
-	plan, err = (&SMD{T: 500}).Plan(&Shape{Budget: b, N: 20, Workload: fx.wl})
+	plan, err = (&SMD{T: 500}).Plan(&Shape{Neighbours: ReplaceOne, Budget: b, N: 20, Workload: fx.wl})
 	if err != nil || plan.Iterations != 20 || plan.Params["B"] != 1 {
 		t.Errorf("T capped at n: %v, T = %d, B = %v", err, plan.Iterations, plan.Params["B"])
 	}
@@ -47,7 +47,7 @@ func TestSMDPlanPaper(t *testing.T) {
 	fx := adultReduced(t)
 	b := privacy.Budget{Eps: 1, Delta: 1e-9}
 	n := 48842
-	plan, err := (&SMD{Setting: Paper}).Plan(&Shape{Budget: b, N: n, Workload: fx.wl})
+	plan, err := (&SMD{Setting: Paper}).Plan(&Shape{Neighbours: ReplaceOne, Budget: b, N: n, Workload: fx.wl})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestSMDPlanErrors(t *testing.T) {
 		{"negative T", &SMD{T: -3}, b},
 		{"NaN τ_x", &SMD{TauX: math.NaN()}, b},
 	} {
-		if _, err := c.s.Plan(&Shape{Budget: c.b, N: 100, Workload: fx.wl}); err == nil {
+		if _, err := c.s.Plan(&Shape{Neighbours: ReplaceOne, Budget: c.b, N: 100, Workload: fx.wl}); err == nil {
 			t.Errorf("%s: no error", c.name)
 		}
 	}

@@ -32,14 +32,19 @@ type Operator interface {
 }
 
 // Neighbours is the neighbouring relation a release is private under.
+// The zero value is AddRemove, the default.
 type Neighbours int
 
 const (
-	// ReplaceOne: datasets differ in one record, n is public (the default).
-	ReplaceOne Neighbours = iota
-	// AddRemove: datasets differ by adding or removing one record; n is
-	// private and the solvers that support it estimate it privately.
-	AddRemove
+	// AddRemove: datasets differ by one privacy unit added or removed: one
+	// record, or all the records of one unit when a release bounds each unit
+	// to Shape.UnitRows records (package contrib). n is private; the solvers
+	// estimate it from noisy outputs. This is the relation of OpenDP, Tumult,
+	// private-pgm and Google's DP libraries, and the default.
+	AddRemove Neighbours = iota
+	// ReplaceOne: datasets differ in one record, n is public (the seeds'
+	// setting). It has no privacy unit other than a record.
+	ReplaceOne
 )
 
 // String returns the relation as the manifest prints it.
@@ -51,6 +56,30 @@ func (n Neighbours) String() string {
 		return "add or remove one record; n private"
 	}
 	return fmt.Sprintf("Neighbours(%d)", int(n))
+}
+
+// Flag returns the relation's name on the command line: "add-remove" or
+// "replace-one".
+func (n Neighbours) Flag() string {
+	switch n {
+	case ReplaceOne:
+		return "replace-one"
+	case AddRemove:
+		return "add-remove"
+	}
+	return fmt.Sprintf("Neighbours(%d)", int(n))
+}
+
+// ParseNeighbours parses "add-remove" or "replace-one" ("" is add-remove,
+// the default).
+func ParseNeighbours(s string) (Neighbours, error) {
+	switch s {
+	case "", "add-remove":
+		return AddRemove, nil
+	case "replace-one":
+		return ReplaceOne, nil
+	}
+	return 0, fmt.Errorf("unknown neighbouring relation %q (want add-remove or replace-one)", s)
 }
 
 // Setting selects a solver's parameter rules.
@@ -90,6 +119,12 @@ type Shape struct {
 	Budget     privacy.Budget
 	Conversion privacy.Conversion
 	Neighbours Neighbours
+	// UnitRows is K, the most records one privacy unit contributes once the
+	// release has bounded each unit (package contrib); 0 means 1, every
+	// record its own unit. Under AddRemove every sensitivity is K times that
+	// of one record (a unit is at most K records added or removed); ReplaceOne
+	// takes no K other than 1.
+	UnitRows int
 	// N is the number of records, public under ReplaceOne. It may be 0 when
 	// planning before the data is opened: a plan's charges never depend on
 	// N, only its noise scales do.
@@ -101,6 +136,24 @@ type Shape struct {
 	Model ModelKind
 	// MaxModelBytes caps a factored model's memory (0: DefaultMaxModelBytes).
 	MaxModelBytes uint64
+}
+
+// Unit returns K, the most records one privacy unit contributes (at
+// least 1).
+func (s *Shape) Unit() int {
+	return max(s.UnitRows, 1)
+}
+
+// checkUnit refuses a unit bound that the relation cannot state: K must be
+// at least 1, and ReplaceOne has no privacy unit other than one record.
+func (s *Shape) checkUnit(solver string) error {
+	if s.UnitRows < 0 {
+		return fmt.Errorf("%s: UnitRows = %d: must be at least 1 (0 means 1)", solver, s.UnitRows)
+	}
+	if s.UnitRows > 1 && s.Neighbours == ReplaceOne {
+		return fmt.Errorf("%s: a privacy unit of up to %d records needs add/remove neighbours (under replace-one the number of records is public only when every unit is one record): %w", solver, s.UnitRows, ErrUnsupported)
+	}
+	return nil
 }
 
 // K is the universe size (the workload's domain must be explicit).

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dpsynth/synth/datasets"
 	"github.com/dpsynth/synth/release"
+	"github.com/dpsynth/synth/solvers"
 	"github.com/dpsynth/synth/sqlsrc"
 )
 
@@ -34,7 +35,7 @@ func TestReleaseFromDatabase(t *testing.T) {
 	run := func(t *testing.T, name string, set func(*release.Config)) []byte {
 		t.Helper()
 		seed := uint64(5)
-		cfg := &release.Config{Domain: domPath, Marginals: 2, Epsilon: 1, Delta: 1e-9, Seed: &seed,
+		cfg := &release.Config{Neighbours: solvers.ReplaceOne, Domain: domPath, Marginals: 2, Epsilon: 1, Delta: 1e-9, Seed: &seed,
 			Sampling: release.Balanced, Out: filepath.Join(dir, name), Output: release.OutputSettings{Format: release.CSV}}
 		set(cfg)
 		if _, err := release.Run(context.Background(), cfg, nil); err != nil {
