@@ -153,13 +153,13 @@ func (r *runner) preview() (*Preview, error) {
 		Workload: r.wlDesc, Queries: r.wl.M(),
 		Iterations: r.plan0.Iterations,
 		Budget: PreviewBudget{Epsilon: cfg.Epsilon, Delta: cfg.Delta, Conversion: cfg.Conversion.String(),
-			Neighbours: cfg.Neighbours.String()},
+			Neighbours: cfg.neighbourText()},
 		Memory: PreviewMemory{PeakBytes: r.est.PeakBytes, CapBytes: cfg.memoryCap(), Parts: r.est.Parts, Text: r.est.Describe()},
 		Time:   EstimateTime(r.solverName, r.est, r.plan0, r.dom),
 	}
 	p.Budget.Rho = privacyFacts(cfg, r.ledger).Rho
 	// Compose the plan on a ledger of its own, as the solver will.
-	l, err := privacy.NewLedger(privacy.Budget{Eps: cfg.Epsilon, Delta: cfg.Delta}, &privacy.LedgerSettings{Conversion: cfg.Conversion, Neighbours: cfg.Neighbours.String()})
+	l, err := privacy.NewLedger(privacy.Budget{Eps: cfg.Epsilon, Delta: cfg.Delta}, &privacy.LedgerSettings{Conversion: cfg.Conversion, Neighbours: cfg.neighbourText()})
 	if err != nil {
 		return nil, err
 	}

@@ -44,7 +44,9 @@ const SeededNote = "seeded: not private against anyone who knows the seed"
 //	  "finished": "2026-01-02T03:04:09Z",
 //	  "solver": {"name": "dpfw", "setting": "tuned", "iterations": 400},
 //	  "privacy": {
-//	    "neighbouring": "replace-one (n public)",
+//	    "neighbouring": "add or remove one privacy unit (one row); n private",
+//	    "relation": "add-remove",
+//	    "unit": {"max_rows": 1},
 //	    "accounting": "zCDP",
 //	    "budget": {"epsilon": 1, "delta": 1e-9},
 //	    "charges": [{"label": "selection 1/400", "rho": 1.1e-5}, …],
@@ -91,9 +93,18 @@ type SolverInfo struct {
 
 // PrivacyInfo is the privacy statement of the release.
 type PrivacyInfo struct {
-	// Neighbouring states the neighbouring relation, e.g.
-	// "replace-one (n public)".
+	// Neighbouring states the neighbouring relation and its privacy unit,
+	// e.g. "add or remove one privacy unit (one row); n private"
+	// (NeighbourText).
 	Neighbouring string `json:"neighbouring"`
+	// Relation is the relation's name: "add-remove" or "replace-one"
+	// (absent in manifests written before it was recorded: read
+	// Neighbouring).
+	Relation string `json:"relation,omitempty"`
+	// Unit is the privacy unit: the column identifying it (none: one row)
+	// and K, the most rows one unit contributes (absent in manifests written
+	// before it was recorded: one row).
+	Unit *UnitInfo `json:"unit,omitempty"`
 	// Accounting names the composition: "zCDP" or the seeds' "advanced
 	// composition (paper)".
 	Accounting string `json:"accounting"`
@@ -224,6 +235,14 @@ func (m *Manifest) Validate() error {
 	}
 	if m.Privacy.Neighbouring == "" {
 		bad("no neighbouring relation")
+	}
+	switch m.Privacy.Relation {
+	case "", "add-remove", "replace-one":
+	default:
+		bad("relation %q, want add-remove or replace-one", m.Privacy.Relation)
+	}
+	if u := m.Privacy.Unit; u != nil && (u.MaxRows < 1 || u.Column == "" && u.MaxRows != 1) {
+		bad("privacy unit %+v: max_rows must be at least 1, and 1 without a column", *u)
 	}
 	for i, c := range m.Privacy.Charges {
 		if c.Rho == nil && c.Epsilon == nil {

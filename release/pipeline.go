@@ -51,10 +51,21 @@ type Config struct {
 	Sample       int
 	WorkloadSeed uint64
 
-	// The privacy budget and its accounting.
+	// The privacy budget and its accounting. Neighbours' zero value is
+	// add/remove of one privacy unit, the default.
 	Epsilon, Delta float64
 	Conversion     privacy.Conversion
 	Neighbours     solvers.Neighbours
+	// PrivacyUnit names the column that identifies a privacy unit (a
+	// person, an account); "" makes every row its own unit. Each unit keeps
+	// at most MaxRowsPerUnit rows, chosen at random (package contrib), before
+	// any count, and the guarantee covers adding or removing one unit: every
+	// sensitivity is MaxRowsPerUnit times a row's. The column is read and
+	// never written: not in the rows, the manifest, the reports, the logs or
+	// an error message. With MarginalCounts the tables must have been counted
+	// with the same bound (synth sql --privacy-unit).
+	PrivacyUnit    string
+	MaxRowsPerUnit int
 
 	// Solver and Setting name the solver ("" is project, tuned).
 	Solver, Setting string
@@ -162,7 +173,11 @@ type Outcome struct {
 	Epsilon        float64 `json:"epsilon"`
 	Delta          float64 `json:"delta"`
 	// Spent is the ε the charges compose to (at the budget's δ).
-	Spent      float64 `json:"epsilon_spent"`
+	Spent float64 `json:"epsilon_spent"`
+	// Relation is "add-remove" or "replace-one"; Unit describes the privacy
+	// unit ("one row", or the column and K: UnitText).
+	Relation   string  `json:"relation"`
+	Unit       string  `json:"privacy_unit"`
 	Rho        float64 `json:"rho"`
 	Randomness string  `json:"randomness"`
 	// Errors are the workload errors of the released rows against the data:
@@ -263,7 +278,7 @@ func (cfg *Config) check() error {
 	case !(cfg.Holdout >= 0 && cfg.Holdout < 1):
 		return configErrorf("--holdout must be in [0, 1), got %v", cfg.Holdout)
 	}
-	return nil
+	return cfg.checkUnit()
 }
 
 func (cfg *Config) memoryCap() uint64 {

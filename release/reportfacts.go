@@ -14,7 +14,7 @@ import (
 // neighbouring relation and the accounting. All public.
 func privacyFacts(cfg *Config, ledger *privacy.Ledger) eval.PrivacyInfo {
 	b := privacy.Budget{Eps: cfg.Epsilon, Delta: cfg.Delta}
-	p := eval.PrivacyInfo{Epsilon: cfg.Epsilon, Delta: cfg.Delta, Neighbours: cfg.Neighbours.String(), Accounting: accounting(ledger)}
+	p := eval.PrivacyInfo{Epsilon: cfg.Epsilon, Delta: cfg.Delta, Neighbours: cfg.neighbourText(), Accounting: accounting(ledger)}
 	if b.Delta > 0 {
 		if rho, err := b.Rho(cfg.Conversion); err == nil {
 			p.Rho = rho

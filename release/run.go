@@ -156,10 +156,11 @@ func (r *runner) plan() error {
 	if r.solver, err = solvers.New(r.solverName, r.setting); err != nil {
 		return &ConfigError{Msg: err.Error()}
 	}
-	if r.ledger, err = privacy.NewLedger(budget, &privacy.LedgerSettings{Conversion: cfg.Conversion, Neighbours: cfg.Neighbours.String()}); err != nil {
+	if r.ledger, err = privacy.NewLedger(budget, &privacy.LedgerSettings{Conversion: cfg.Conversion, Neighbours: cfg.neighbourText()}); err != nil {
 		return &ConfigError{Msg: err.Error()}
 	}
-	r.shape = solvers.Shape{Budget: budget, Conversion: cfg.Conversion, Neighbours: cfg.Neighbours, Workload: r.wl, MaxModelBytes: cfg.MaxModelBytes}
+	r.shape = solvers.Shape{Budget: budget, Conversion: cfg.Conversion, Neighbours: cfg.Neighbours, UnitRows: cfg.unitRows(),
+		Workload: r.wl, MaxModelBytes: cfg.MaxModelBytes}
 	if r.est, err = Route(cfg, dom, r.wl, r.solverName); err != nil {
 		return err
 	}
@@ -491,7 +492,9 @@ func (r *runner) manifest() error {
 		Started: Timestamp(r.start),
 		Solver:  SolverInfo{Name: r.solverName, Setting: r.setting.String(), Iterations: r.res.Plan.Iterations, Model: r.est.Model.String()},
 		Privacy: PrivacyInfo{
-			Neighbouring: cfg.Neighbours.String(),
+			Neighbouring: cfg.neighbourText(),
+			Relation:     cfg.Neighbours.Flag(),
+			Unit:         cfg.unitInfo(),
 			Accounting:   accounting(r.ledger),
 			Budget:       Budget{Epsilon: cfg.Epsilon, Delta: cfg.Delta},
 			Total:        Total{Epsilon: spent.Eps, Delta: spent.Delta},
@@ -639,7 +642,7 @@ func (r *runner) report() error {
 			Workload: r.wl, Bounds: publicBounds(r.res.Bounds), Epsilon: cfg.Epsilon, Delta: cfg.Delta,
 			Rows: r.rows, Title: title, Solver: solverLabel,
 			// Public facts only (plan0 was made before the data).
-			Rho: privacyFacts(cfg, r.ledger).Rho, Neighbours: cfg.Neighbours.String(), Accounting: accounting(r.ledger),
+			Rho: privacyFacts(cfg, r.ledger).Rho, Neighbours: cfg.neighbourText(), Accounting: accounting(r.ledger),
 			SolverParams: publicParams(cfg, r.setting.String(), r.plan0, r.plan1),
 			Note:         "A-priori bounds from the noise scales only: no statistic of the data appears here.",
 		})
@@ -727,6 +730,7 @@ func (r *runner) outcome() *Outcome {
 		Spent: spent.Eps, Rho: spent.Rho, Randomness: r.man.Randomness.Source, Errors: r.metrics,
 		Warnings: r.warnings, Seconds: time.Since(r.start).Seconds(),
 		RecordsPrivate: r.cfg.Neighbours == solvers.AddRemove,
+		Relation:       r.cfg.Neighbours.Flag(), Unit: UnitText(r.cfg.PrivacyUnit, r.cfg.unitRows()),
 	}
 	if r.holdout != nil {
 		out.Holdout = r.holdout.Total()

@@ -25,7 +25,7 @@ func DeltaWarning(delta float64, n float64, what string) string {
 	if delta <= 0 || n <= 0 || delta < 1/n {
 		return ""
 	}
-	return fmt.Sprintf("δ = %g is at least 1/n (n = %s, %s): the guarantee allows revealing a whole record with probability δ; choose δ well below 1/n (e.g. 1e-9)", delta, strconv.FormatFloat(n, 'f', 0, 64), what)
+	return fmt.Sprintf("δ = %g is at least 1/n (n = %s, %s): the guarantee allows revealing a whole record (or unit) with probability δ; choose δ well below 1/n (e.g. 1e-9)", delta, strconv.FormatFloat(n, 'f', 0, 64), what)
 }
 
 // sizeWarnings are the warnings that need n: δ ≥ 1/n. Under replace-one
@@ -44,6 +44,11 @@ func (r *runner) sizeWarnings() []string {
 			return nil
 		}
 		n, what = est, "the noisy estimate of n: the true n is private under add/remove neighbours"
+		if r.cfg.PrivacyUnit != "" {
+			// With units 1/δ should exceed the number of units, which is at
+			// most the rows kept: δ ≥ 1/n̂ may mean δ ≥ 1/units.
+			what = "the noisy estimate of the rows kept, at least the number of privacy units: the true count is private under add/remove neighbours"
+		}
 	} else {
 		n = float64(r.n)
 	}

@@ -114,7 +114,7 @@ func (s *Project) planFactored(sh *Shape, plan *Plan, rho float64) error {
 		return fmt.Errorf("solvers: project: the workload has no queries")
 	}
 	capB := sh.maxModelBytes()
-	fp := &factoredPlan{sens2: marginalSens2(sh.Neighbours), cap: capB}
+	fp := &factoredPlan{sens2: marginalSens2(sh), cap: capB}
 	plan.factored = fp
 	plan.Params["max_model_bytes"] = float64(capB)
 	// Non-adaptive when the tuned rule's sets fit one tree.
@@ -514,6 +514,8 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 	}
 	if p.Neighbours == ReplaceOne {
 		scoreSens *= 2 // a record leaving one cell and entering another moves the L1 distance by 2
+	} else {
+		scoreSens *= float64(p.Unit()) // a unit's K records move the L1 distance by at most K
 	}
 	// The coarse pairs (middle regime) score after the candidates, in the
 	// same slice, so that one draw covers both.
@@ -1045,7 +1047,7 @@ func (s *Project) smallData(sh *Shape, top int, rho float64) bool {
 	if rounds <= 0 {
 		rounds = tunedRounds(d, rho)
 	}
-	sigma := privacy.CalibrateGaussian((1-aimSelectShare)*rho/float64(rounds), 1, math.Sqrt(marginalSens2(sh.Neighbours)))
+	sigma := privacy.CalibrateGaussian((1-aimSelectShare)*rho/float64(rounds), 1, math.Sqrt(marginalSens2(sh)))
 	return sigma/float64(sh.N) > 0.02
 }
 

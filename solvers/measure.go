@@ -37,12 +37,17 @@ func (g *group) label(w *query.Workload) string {
 }
 
 // familySens2 is the squared ℓ2 sensitivity of the (unweighted) count
-// vector of one workload family under the neighbouring relation: a record
-// leaving one cell and entering another changes two cells of a marginal
-// table by one (one cell under add/remove); a single counting query by one;
-// the prefix counts of an attribute with v values in at most v−1 places.
-func familySens2(w *query.Workload, f int, nb Neighbours) float64 {
+// vector of one workload family under the shape's neighbouring relation: a
+// record leaving one cell and entering another changes two cells of a
+// marginal table by one (one cell under add/remove); a single counting query
+// by one; the prefix counts of an attribute with v values in at most v−1
+// places. Under add/remove of a unit of up to K records the count vector
+// changes by the sum of K records' changes, so every ℓ2 sensitivity is K
+// times a record's (K² squared; the K records may share a cell, so this is
+// tight).
+func familySens2(w *query.Workload, f int, sh *Shape) float64 {
 	fam := w.Families()[f]
+	k2 := unitSq(sh)
 	switch fam.Kind {
 	case query.Marginals:
 		sets := 0
@@ -51,23 +56,31 @@ func familySens2(w *query.Workload, f int, nb Neighbours) float64 {
 				sets++
 			}
 		}
-		if nb == AddRemove {
-			return float64(sets)
+		if sh.Neighbours == AddRemove {
+			return k2 * float64(sets)
 		}
 		return 2 * float64(sets)
 	case query.Prefixes:
-		return float64(fam.Len)
+		return k2 * float64(fam.Len)
 	default:
-		return 1
+		return k2
 	}
 }
 
-// marginalSens2 is the squared ℓ2 sensitivity of one marginal table.
-func marginalSens2(nb Neighbours) float64 {
-	if nb == AddRemove {
-		return 1
+// marginalSens2 is the squared ℓ2 sensitivity of one marginal table: 2
+// under replace-one (a record leaves one cell and enters another), K² under
+// add/remove of a unit of up to K records.
+func marginalSens2(sh *Shape) float64 {
+	if sh.Neighbours == AddRemove {
+		return unitSq(sh)
 	}
 	return 2
+}
+
+// unitSq is K², the square of the most records a unit contributes.
+func unitSq(sh *Shape) float64 {
+	k := float64(sh.Unit())
+	return k * k
 }
 
 // calibrate sets each group's σ so that the groups together cost at most

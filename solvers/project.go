@@ -34,8 +34,11 @@ import (
 // integer count vector. Under replace-one neighbours with n public a
 // marginal table has ℓ2 sensitivity √2 (one record leaves a cell and enters
 // another), a single counting query 1, the prefix counts of an attribute
-// with v values √(v−1); under add/remove a marginal table has sensitivity 1
-// and n is estimated from the noisy tables (post-processing). ρ =
+// with v values √(v−1); under add/remove of a unit of up to K records
+// (Shape.UnitRows) a marginal table has sensitivity K, a counting query K,
+// the prefix counts K√v (a unit's change is the sum of K records' changes,
+// which may all fall in one cell), and n is estimated from the noisy tables
+// (post-processing). ρ =
 // Δ²/(2σ²) per group, composed by adding ρ (zCDP); the groups' shares sum to
 // the budget's ρ. The fit is post-processing.
 type Project struct {
@@ -114,6 +117,9 @@ func (s *Project) threshold() float64 {
 // where ν_R is large (adult-reduced at ε = 0.1: ν_3 = 3.9; titanic, n =
 // 1,304: ν_3 >= 5).
 func (s *Project) Plan(sh *Shape) (*Plan, error) {
+	if err := sh.checkUnit(s.Name()); err != nil {
+		return nil, err
+	}
 	rho, err := sh.Budget.Rho(sh.Conversion)
 	if err != nil {
 		return nil, err
@@ -142,7 +148,7 @@ func (s *Project) Plan(sh *Shape) (*Plan, error) {
 			return nil, fmt.Errorf("project (paper): add/remove neighbours need marginal tables to estimate the private n, and the paper setting measures only the workload's own answers (use the tuned setting): %w", ErrUnsupported)
 		}
 		for f := range w.Families() {
-			groups = append(groups, group{family: f, sens2: familySens2(w, f, sh.Neighbours)})
+			groups = append(groups, group{family: f, sens2: familySens2(w, f, sh)})
 		}
 		share := make([]float64, len(groups))
 		for i, g := range groups {
@@ -157,12 +163,12 @@ func (s *Project) Plan(sh *Shape) (*Plan, error) {
 		for _, r := range orders {
 			plan.Params[fmt.Sprintf("order_%d", r)] = 1
 			for _, set := range downwardClosure(w, r) {
-				groups = append(groups, group{attrs: set, sens2: marginalSens2(sh.Neighbours)})
+				groups = append(groups, group{attrs: set, sens2: marginalSens2(sh)})
 			}
 		}
 		for f, fam := range w.Families() {
 			if fam.Kind != query.Marginals {
-				groups = append(groups, group{family: f, sens2: familySens2(w, f, sh.Neighbours)})
+				groups = append(groups, group{family: f, sens2: familySens2(w, f, sh)})
 			}
 		}
 		if len(groups) == 0 {
@@ -216,7 +222,7 @@ func (s *Project) ratio(sh *Shape, r int, rho float64) float64 {
 		cells += float64(cellsOf(sh.Workload.Domain(), set))
 	}
 	cbar := cells / float64(len(sets))
-	sigma := math.Sqrt(float64(len(sets))*marginalSens2(sh.Neighbours)/(2*rho)) / float64(sh.N)
+	sigma := math.Sqrt(float64(len(sets))*marginalSens2(sh)/(2*rho)) / float64(sh.N)
 	return sigma * cbar
 }
 

@@ -463,7 +463,7 @@ func TestReleaseConfigFile(t *testing.T) {
 func TestOutputModes(t *testing.T) {
 	data, domain := filepath.Join(rawDir, "adult-raw.csv"), filepath.Join(rawDir, "adult-raw-domain.json")
 	dir := t.TempDir()
-	base := []string{"release", "--data", data, "--domain", domain, "--marginals", "1", "--epsilon", "1", "--seed", "2"}
+	base := []string{"release", "--data", data, "--domain", domain, "--marginals", "1", "--epsilon", "1", "--seed", "2", "--rows", "2000"}
 
 	r := inProcess(t, append(base, "--out", filepath.Join(dir, "json"), "--json")...)
 	if r.code != ExitOK {

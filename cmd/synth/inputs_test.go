@@ -121,7 +121,7 @@ func TestInputsEndToEnd(t *testing.T) {
 	// synthetic table against the folder with the same projection.
 	out := filepath.Join(t.TempDir(), "rel")
 	r := runBinary(t, "", "release", "--data", filepath.Join(dir, "part-0000[0-3]*"), "--domain", domain,
-		"--columns", "age,sex,race", "--marginals", "2", "--epsilon", "1", "--seed", "3", "--out", out)
+		"--columns", "age,sex,race", "--marginals", "2", "--epsilon", "1", "--seed", "3", "--rows", "2000", "--out", out)
 	wantOutput(t, r, ExitOK, r.stdout)
 	f, err := os.Open(filepath.Join(out, "synthetic.parquet"))
 	if err != nil {

@@ -204,8 +204,8 @@ func TestReleaseParquetBinsEndToEnd(t *testing.T) {
 	if err := json.Unmarshal(rb, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Budget == nil || rep.Budget.Epsilon != 1 || rep.Budget.Delta != 1e-9 || !(rep.Budget.Rho > 0) || !strings.Contains(rep.Budget.Neighbours, "replace") {
-		t.Errorf("report budget %+v, want ε 1, δ 1e-9, ρ > 0, replace-one neighbours", rep.Budget)
+	if rep.Budget == nil || rep.Budget.Epsilon != 1 || rep.Budget.Delta != 1e-9 || !(rep.Budget.Rho > 0) || !strings.Contains(rep.Budget.Neighbours, "add or remove one privacy unit (one row)") {
+		t.Errorf("report budget %+v, want ε 1, δ 1e-9, ρ > 0, add/remove of one row", rep.Budget)
 	}
 	if len(rep.SolverParams) < 2 || rep.SolverParams[0] != (eval.Param{Name: "setting", Value: "tuned"}) {
 		t.Errorf("report solver parameters %v, want the setting and the plan's parameters", rep.SolverParams)

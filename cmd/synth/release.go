@@ -26,6 +26,8 @@ type releaseOptions struct {
 	Delta          float64
 	Conversion     string
 	Neighbours     string
+	PrivacyUnit    string
+	MaxRowsPerUnit int
 	Solver         string
 	Setting        string
 	Rows           int64
@@ -65,7 +67,9 @@ func (o *releaseOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&o.Epsilon, "epsilon", 0, "privacy budget ε (required)")
 	fs.Float64Var(&o.Delta, "delta", 1e-9, "privacy budget δ")
 	fs.StringVar(&o.Conversion, "conversion", "tight", "zCDP to (ε, δ) conversion: tight (Canonne–Kamath–Steinke) or standard (ρ + 2√(ρ ln 1/δ))")
-	fs.StringVar(&o.Neighbours, "neighbours", "replace-one", "neighbouring relation: replace-one (n public) or add-remove (n private; project solver only)")
+	fs.StringVar(&o.Neighbours, "neighbours", "add-remove", "neighbouring relation: add-remove (one privacy unit added or removed, n private: the default, as in OpenDP, Tumult and private-pgm) or replace-one (one row replaced, n public: the seeds' setting; no --privacy-unit)")
+	fs.StringVar(&o.PrivacyUnit, "privacy-unit", "", "column identifying a privacy unit (a person, an account): the guarantee covers all of a unit's rows, bounded by --max-rows-per-unit; the column is read, never written (default: each row is its own unit)")
+	fs.IntVar(&o.MaxRowsPerUnit, "max-rows-per-unit", 0, "K: the most rows one privacy unit contributes; a unit with more keeps K of them at random (every sensitivity is K times a row's; synth inspect --privacy-unit COLUMN helps choose K)")
 	fs.StringVar(&o.Solver, "solver", "project", "solver: "+strings.Join(solvers.Names(), ", "))
 	fs.StringVar(&o.Setting, "setting", "tuned", "solver setting: tuned or paper (the seeds' printed parameters)")
 	fs.Int64Var(&o.Rows, "rows", 0, "synthetic rows to write (default n; more rows cost no privacy)")
@@ -155,14 +159,10 @@ func (o *releaseOptions) config() (*release.Config, error) {
 	default:
 		return nil, usagef("--conversion must be tight or standard, got %q", o.Conversion)
 	}
-	switch o.Neighbours {
-	case "replace-one":
-		cfg.Neighbours = solvers.ReplaceOne
-	case "add-remove":
-		cfg.Neighbours = solvers.AddRemove
-	default:
-		return nil, usagef("--neighbours must be replace-one or add-remove, got %q", o.Neighbours)
+	if cfg.Neighbours, err = solvers.ParseNeighbours(o.Neighbours); err != nil {
+		return nil, usagef("--neighbours must be add-remove or replace-one, got %q", o.Neighbours)
 	}
+	cfg.PrivacyUnit, cfg.MaxRowsPerUnit = o.PrivacyUnit, o.MaxRowsPerUnit
 	if cfg.Sampling, err = release.ParseSampleMethod(o.Sampling); err != nil {
 		return nil, usagef("--sampling: %v", err)
 	}
@@ -259,6 +259,11 @@ func printOutcome(e *env, out *release.Outcome) {
 	}
 	fmt.Fprintf(w, "privacy: (ε = %.6g, δ = %g) spent of (ε = %g, δ = %g) by %s (%s); randomness %s\n",
 		out.Spent, out.Delta, out.Epsilon, out.Delta, out.Solver, setting, out.Randomness)
+	unit := out.Unit
+	if unit == release.UnitText("", 1) {
+		unit += " (a person with several rows is protected as several units: give --privacy-unit COLUMN --max-rows-per-unit K)"
+	}
+	fmt.Fprintf(w, "privacy unit: %s; neighbours: %s\n", unit, out.Relation)
 	if out.Errors != nil {
 		fmt.Fprintf(w, "workload error of the rows (internal, not DP): max %.4g, mean %.3g, RMSE %.3g\n",
 			out.Errors.Max, out.Errors.Mean, out.Errors.RMSE)

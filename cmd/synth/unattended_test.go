@@ -42,7 +42,7 @@ func TestDryRunBinary(t *testing.T) {
 	for _, w := range []string{"plan (dry run: the data was not read, nothing was written)", "solver: project (tuned)",
 		"model: explicit (auto: the universe has", "estimated peak memory:", "budget: ε = 1, δ = 1e-09 (ρ = ",
 		"charges (28):", "ρ = ", "total: ε = 1 at δ = 1e-09", "time: solve about", "rough",
-		"noise of the measured tables", "marginal {education}, 16 cells: σ = 43.24, ±84.75 counts", "counts"} {
+		"noise of the measured tables", "marginal {education}, 16 cells: σ = 30.58, ±59.94 counts", "counts"} {
 		if !strings.Contains(r.stdout, w) {
 			t.Errorf("dry run: stdout does not contain %q:\n%s", w, r.stdout)
 		}
@@ -112,10 +112,12 @@ func TestReleaseBudgetWarnings(t *testing.T) {
 	}{
 		{"none", []string{"--epsilon", "1"}, nil, []string{"above 10", "1/n"}},
 		{"large epsilon", []string{"--epsilon", "11"}, []string{"ε = 11 is above 10"}, []string{"1/n"}},
-		{"delta 1/n", []string{"--epsilon", "1", "--delta", "0.0005"}, []string{"δ = 0.0005 is at least 1/n (n = 2000, the number of records released"}, nil},
-		{"delta below 1/n", []string{"--epsilon", "1", "--delta", "0.0004"}, nil, []string{"1/n"}},
-		// Under add/remove only the noisy estimate of n may be compared.
-		{"add-remove", []string{"--epsilon", "1", "--delta", "0.0004", "--neighbours", "add-remove"}, nil, []string{"n = 2000,", "number of records released"}},
+		{"delta 1/n", []string{"--epsilon", "1", "--delta", "0.0005", "--neighbours", "replace-one"}, []string{"δ = 0.0005 is at least 1/n (n = 2000, the number of records released"}, nil},
+		{"delta below 1/n", []string{"--epsilon", "1", "--delta", "0.0004", "--neighbours", "replace-one"}, nil, []string{"1/n"}},
+		// Under add/remove (the default) only the noisy estimate of n may be
+		// compared.
+		{"add-remove", []string{"--epsilon", "1", "--delta", "0.0004"}, nil, []string{"n = 2000,", "number of records released"}},
+		{"add-remove 1/n", []string{"--epsilon", "1", "--delta", "0.0006"}, []string{"δ = 0.0006 is at least 1/n (n = "}, []string{"n = 2000,"}},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,78 @@
+package release
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/dpsynth/synth/solvers"
+)
+
+// The privacy unit of a release. Without Config.PrivacyUnit every row is
+// its own unit; with it, every row that names the same value of that column
+// belongs to one unit (a person, an account), whose rows are bounded to
+// Config.MaxRowsPerUnit before any count (package contrib), and the
+// guarantee covers adding or removing one whole unit.
+
+// unitRows is K, the most rows a unit contributes (1 for a row).
+func (cfg *Config) unitRows() int {
+	if cfg.PrivacyUnit == "" {
+		return 1
+	}
+	return cfg.MaxRowsPerUnit
+}
+
+// checkUnit validates the privacy-unit settings.
+func (cfg *Config) checkUnit() error {
+	switch {
+	case cfg.PrivacyUnit == "" && cfg.MaxRowsPerUnit != 0:
+		return configErrorf("--max-rows-per-unit goes with --privacy-unit COLUMN (without it every row is its own unit)")
+	case cfg.PrivacyUnit == "":
+		return nil
+	case cfg.MaxRowsPerUnit < 1:
+		return configErrorf("--privacy-unit %s needs --max-rows-per-unit K >= 1: the most rows one unit may contribute (rows beyond K are dropped at random before counting; synth inspect --privacy-unit %s shows how many rows each K keeps)", cfg.PrivacyUnit, cfg.PrivacyUnit)
+	case cfg.Neighbours == solvers.ReplaceOne:
+		return configErrorf("--privacy-unit needs --neighbours add-remove (the default): under replace-one the number of rows is public, which it is not once a unit may hold several rows")
+	case cfg.Holdout > 0:
+		return configErrorf("--holdout draws records, not units: it cannot be combined with --privacy-unit")
+	}
+	return nil
+}
+
+// UnitInfo is the privacy unit of a release, for the manifest.
+type UnitInfo struct {
+	// Column names the column whose value identifies a unit; empty when
+	// every row is its own unit.
+	Column string `json:"column,omitempty"`
+	// MaxRows is K: the most rows one unit contributes (1 for a row).
+	MaxRows int `json:"max_rows"`
+}
+
+func (cfg *Config) unitInfo() *UnitInfo {
+	return &UnitInfo{Column: cfg.PrivacyUnit, MaxRows: cfg.unitRows()}
+}
+
+// UnitText describes a privacy unit for people: "one row", or every row
+// with the same value of the column with at most K of them kept.
+func UnitText(column string, k int) string {
+	if column == "" {
+		return "one row"
+	}
+	rows := "rows"
+	if k == 1 {
+		rows = "row"
+	}
+	return fmt.Sprintf("all rows with the same %s, at most %d %s kept per unit", strconv.Quote(column), k, rows)
+}
+
+// NeighbourText states the neighbouring relation with its privacy unit, as
+// the manifest, the reports and the summary print it.
+func NeighbourText(nb solvers.Neighbours, column string, k int) string {
+	if nb == solvers.ReplaceOne {
+		return "replace one row (the privacy unit is one row); n public"
+	}
+	return "add or remove one privacy unit (" + UnitText(column, k) + "); n private"
+}
+
+func (cfg *Config) neighbourText() string {
+	return NeighbourText(cfg.Neighbours, cfg.PrivacyUnit, cfg.unitRows())
+}
