@@ -142,7 +142,7 @@ func (s *section) build() {
 		}
 		return false
 	}
-	nb := vary(func(sr *series) string { return sr.Neighbours }) || (len(s.Series) > 0 && s.Series[0].Neighbours != "replace-one")
+	nb := vary(func(sr *series) string { return sr.Neighbours }) || (len(s.Series) > 0 && s.Series[0].Neighbours != "add-remove")
 	dl := vary(func(sr *series) string { return formatFloat(sr.Delta) })
 	ho := vary(func(sr *series) string { return formatFloat(sr.Holdout) })
 	for _, sr := range s.Series {

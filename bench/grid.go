@@ -35,7 +35,7 @@ type Config struct {
 	// release to estimate the population error.
 	Holdout float64
 	// Neighbours is the neighbouring relation of every release:
-	// "replace-one" (default) or "add-remove".
+	// "add-remove" (default, the relation of AIM and MST) or "replace-one".
 	Neighbours string
 	// Timeout limits each run (default 30 minutes).
 	Timeout time.Duration
@@ -86,7 +86,7 @@ func (p *Point) Key() string {
 func (p *Point) String() string {
 	s := fmt.Sprintf("%s %s %s/%s ε=%s δ=%s seed=%d", p.Protocol.Name, p.Protocol.WorkloadName(), p.Solver, p.Setting,
 		display(p.Epsilon), display(p.Delta), p.Seed)
-	if p.Neighbours != "replace-one" {
+	if p.Neighbours != "add-remove" {
 		s += " " + p.Neighbours
 	}
 	if p.Holdout > 0 {
@@ -108,7 +108,7 @@ func (cfg *Config) withDefaults() (*Config, error) {
 		c.Settings = []string{"tuned"}
 	}
 	if c.Neighbours == "" {
-		c.Neighbours = "replace-one"
+		c.Neighbours = "add-remove"
 	}
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout
@@ -176,6 +176,9 @@ func Grid(cfg *Config) ([]Point, error) {
 		p, err := LookupProtocol(name)
 		if err != nil {
 			return nil, err
+		}
+		if p.UnitRows > 0 && (c.Neighbours != "add-remove" || c.Holdout > 0) {
+			return nil, configErrorf("protocol %s bounds a privacy unit (each user at most %d rows): it needs --neighbours add-remove and no --holdout", p.Name, p.UnitRows)
 		}
 		eps, seeds, delta := p.Epsilons, p.Seeds, p.Delta
 		if len(c.Epsilons) > 0 {

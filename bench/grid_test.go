@@ -135,11 +135,11 @@ func TestGrid(t *testing.T) {
 			t.Errorf("%s: %d distinct keys for %d points", tt.name, len(keys), len(pts))
 		}
 	}
-	pts, err := Grid(&Config{Protocols: []string{"tiny"}, Solvers: []string{"project"}, Delta: 1e-6, Seeds: 2, Neighbours: "add-remove", Holdout: 0.1})
+	pts, err := Grid(&Config{Protocols: []string{"tiny"}, Solvers: []string{"project"}, Delta: 1e-6, Seeds: 2, Neighbours: "replace-one", Holdout: 0.1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := pts[3].String(), "tiny 2-way project/tuned ε=1 δ=1e-6 seed=2 add-remove holdout=0.1"; got != want {
+	if got, want := pts[3].String(), "tiny 2-way project/tuned ε=1 δ=1e-6 seed=2 replace-one holdout=0.1"; got != want {
 		t.Errorf("point = %q, want %q", got, want)
 	}
 }

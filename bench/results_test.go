@@ -18,7 +18,7 @@ func fixture() []*Result {
 	for _, eps := range []float64{0.1, 1} {
 		for _, setting := range []string{"tuned", "paper"} {
 			for seed := uint64(1); seed <= 2; seed++ {
-				pt := &Point{Protocol: p, Solver: "project", Setting: setting, Neighbours: "replace-one", Epsilon: eps, Delta: 1e-9, Seed: seed}
+				pt := &Point{Protocol: p, Solver: "project", Setting: setting, Neighbours: "add-remove", Epsilon: eps, Delta: 1e-9, Seed: seed}
 				r := newResult(pt, sh)
 				f := 1 / eps
 				if setting == "paper" {

@@ -260,6 +260,12 @@ func runOne(ctx context.Context, exe string, pt *Point, data, domain string, sh 
 	if pt.Holdout > 0 {
 		args = append(args, "--holdout", formatFloat(pt.Holdout))
 	}
+	if p.UnitRows > 0 {
+		args = append(args, "--privacy-unit", EventsUnit, "--max-rows-per-unit", strconv.Itoa(p.UnitRows))
+	} else if p.Events > 0 {
+		// The table has a unit column that no attribute declares.
+		args = append(args, "--ignore-extra-columns")
+	}
 
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

@@ -42,7 +42,7 @@ func (o *benchOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Seeds, "seeds", 0, "seeds per point, replacing each protocol's (runs use --seed 1..N)")
 	fs.Float64Var(&o.Delta, "delta", 0, "δ, replacing each protocol's (1e-9)")
 	fs.Float64Var(&o.Holdout, "holdout", 0, "hold out this fraction of records in each release to estimate the population error")
-	fs.StringVar(&o.Neighbours, "neighbours", "replace-one", "neighbouring relation of every release: replace-one or add-remove")
+	fs.StringVar(&o.Neighbours, "neighbours", "add-remove", "neighbouring relation of every release: add-remove (the default, AIM's and MST's) or replace-one")
 	fs.DurationVar(&o.Timeout, "timeout", bench.DefaultTimeout, "time limit of each run")
 	fs.StringVar(&o.Out, "out", "bench-out", "output folder: results.csv, summary.md and the SVG plots")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "print the grid and exit")
