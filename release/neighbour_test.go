@@ -148,6 +148,12 @@ func nbCases() []nbCase {
 		nbCase{"mwem/replace-one/pure", base, changed, all(twoMarg, solver("mwem"), func(c *Config) { c.Setting = "paper"; c.Delta = 0 })},
 		nbCase{"dpfw/replace-one/public-report", base, changed, all(twoMarg, solver("dpfw"), func(c *Config) { c.PublicReport = true })},
 	)
+	// Add/remove is the zero value: the replace-one cases say so.
+	for i := range cases {
+		if strings.Contains(cases[i].name, "/replace-one") {
+			cases[i].cfg = all(cases[i].cfg, func(c *Config) { c.Neighbours = solvers.ReplaceOne })
+		}
+	}
 	return cases
 }
 
