@@ -64,12 +64,15 @@ type factoredPlan struct {
 	// weights, the one-way σ (counts) and the rounds' total ρ.
 	cands   [][]int
 	weights []float64
-	sigmaR  float64 // the rounds' first σ (counts)
-	rho0    float64 // the one-way tables' ρ
-	rhoLeft float64
-	rounds  int
-	sens2   float64 // squared ℓ2 sensitivity of one marginal table
-	cap     uint64
+	// scoreSens is the selection scores' sensitivity (public: the weights,
+	// the relation and K).
+	scoreSens float64
+	sigmaR    float64 // the rounds' first σ (counts)
+	rho0      float64 // the one-way tables' ρ
+	rhoLeft   float64
+	rounds    int
+	sens2     float64 // squared ℓ2 sensitivity of one marginal table
+	cap       uint64
 	// Non-adaptive: the measured groups (as for the explicit model).
 	tree *model.Tree
 	// selectSets: every group is measured, and the fit uses those that fit
@@ -165,7 +168,18 @@ func (s *Project) planFactored(sh *Shape, plan *Plan, rho float64) error {
 			wt += m.Weight * float64(overlap(c, m.Attrs))
 		}
 		fp.weights = append(fp.weights, wt)
+		fp.scoreSens = max(fp.scoreSens, wt)
 	}
+	// A candidate's score is its weight times the L1 distance of its table
+	// (over any fixed subset of cells) from the model's: a record leaving one
+	// cell and entering another moves that distance by at most 2, a unit of
+	// up to K records added or removed by at most K.
+	if sh.Neighbours == ReplaceOne {
+		fp.scoreSens *= 2
+	} else {
+		fp.scoreSens *= float64(sh.Unit())
+	}
+	plan.Params["score_sensitivity"] = fp.scoreSens
 	// Every one-way table, then rounds: each round's selection gets
 	// selectShare of ρ/rounds (AIM's 0.1, or 0.15) and its measurement the rest.
 	perRound := rho / float64(fp.rounds)
@@ -508,15 +522,7 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 	share := s.selectShare(fp.rho0 + fp.rhoLeft)
 	eps := privacy.CalibrateExponential(share*perRound, 1)
 	sens := math.Sqrt(fp.sens2)
-	scoreSens := 0.0
-	for _, w := range fp.weights {
-		scoreSens = max(scoreSens, w)
-	}
-	if p.Neighbours == ReplaceOne {
-		scoreSens *= 2 // a record leaving one cell and entering another moves the L1 distance by 2
-	} else {
-		scoreSens *= float64(p.Unit()) // a unit's K records move the L1 distance by at most K
-	}
+	scoreSens := fp.scoreSens
 	// The coarse pairs (middle regime) score after the candidates, in the
 	// same slice, so that one draw covers both.
 	var coarse []coarsePair
