@@ -25,7 +25,7 @@ func TestBenchDryRunResume(t *testing.T) {
 	header := "protocol,dataset,workload,universe,queries,solver,setting,neighbours,epsilon,delta,seed,holdout,records,rows," +
 		"max_error,mean_error,rmse,p95_error,distribution_max_error,distribution_mean_error,population_max_error," +
 		"population_mean_error,epsilon_spent,iterations,trace_iterations,seconds,release_seconds,cpu_seconds,peak_rss_mib,status\n"
-	row := "tiny,nltcs,2-way,65536,480,project,tuned,replace-one,0.5,1e-09,1,0,21574,21574,0.01,0.003,0.004,0.007,0.01,0.003,,,0.5,0,281,0.9,0.8,0.9,64,ok\n"
+	row := "tiny,nltcs,2-way,65536,480,project,tuned,add-remove,0.5,1e-09,1,0,21574,21574,0.01,0.003,0.004,0.007,0.01,0.003,,,0.5,0,281,0.9,0.8,0.9,64,ok\n"
 	if err := os.WriteFile(filepath.Join(dir, "results.csv"), []byte(header+row), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestBenchDryRunResumeRelabels(t *testing.T) {
 	header := "protocol,dataset,workload,universe,queries,solver,setting,neighbours,epsilon,delta,seed,holdout,records,rows," +
 		"max_error,mean_error,rmse,p95_error,distribution_max_error,distribution_mean_error,population_max_error," +
 		"population_mean_error,epsilon_spent,iterations,trace_iterations,seconds,release_seconds,cpu_seconds,peak_rss_mib,status\n"
-	row := "titanic,titanic,3-way,979776,20914,project,tuned,replace-one,1,1e-09,1,0,1304,1304,0.06,0.001,0.004,0.007,0.06,0.001,,,1,0,281,0.9,0.8,0.9,64,ok\n"
+	row := "titanic,titanic,3-way,979776,20914,project,tuned,add-remove,1,1e-09,1,0,1304,1304,0.06,0.001,0.004,0.007,0.06,0.001,,,1,0,281,0.9,0.8,0.9,64,ok\n"
 	if err := os.WriteFile(filepath.Join(dir, "results.csv"), []byte(header+row), 0o644); err != nil {
 		t.Fatal(err)
 	}
