@@ -166,6 +166,8 @@ func internalPlan(t testing.TB, s Solver, sh *Shape) *Plan {
 		plan, _, err = s.plan(sh)
 	case *SMD:
 		plan, _, err = s.plan(sh)
+	case *neighbourSMD:
+		plan, _, err = s.plan(sh)
 	case *DPAM:
 		var r *dpamRun
 		if r, err = s.derive(sh, nil, false); err == nil {
