@@ -317,7 +317,7 @@ func (s *DPFW) planTuned(sh *Shape, plan *Plan, fp *fwPlan) error {
 		plan.Params["eta"] = eta
 		if fp.T == 0 {
 			fp.T = FWTunedT(eta, fp.geo.m)
-			if t := fwTunedTRaw(eta, fp.geo.m); t > float64(fp.T) {
+			if t := fwTunedTRaw(eta, fp.geo.m); t > FWTunedTMax {
 				plan.Warnings = append(plan.Warnings, fmt.Sprintf("dpfw: T capped %.0f -> %d (runtime)", t, fp.T))
 			}
 		}
