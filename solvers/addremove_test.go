@@ -497,3 +497,44 @@ func TestAddRemoveStepsAllocate(t *testing.T) {
 		t.Errorf("SMD step: %v allocations", a)
 	}
 }
+
+// TestAddRemoveFactoredMatchesExplicit: under add/remove, DPFW and SMD
+// draw the same n̂ and make the same selections on both models at the same
+// seed, and release the same distribution (every workload answer within
+// 1e-9; see TestFactoredSeedsMatchExplicit for why the draws agree).
+func TestAddRemoveFactoredMatchesExplicit(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		s    func() Solver
+	}{
+		{"dpfw", func() Solver { return &DPFW{T: 60} }},
+		{"smd", func() Solver { return &SMD{T: 60, Last: true} }},
+	} {
+		b := privacy.Budget{Eps: 1, Delta: 1e-9}
+		pe := arProblem(t, b, 2, false, 7)
+		pf := arProblem(t, b, 2, true, 7)
+		re, err := c.s().Solve(context.Background(), pe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rf, err := c.s().Solve(context.Background(), pf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rf.Model.Close()
+		if a, b := re.Plan.Params["n_estimate"], rf.Plan.Params["n_estimate"]; a != b {
+			t.Fatalf("%s: n_estimate %v explicit, %v factored", c.name, a, b)
+		}
+		if se, sf := selections(re.Trace), selections(rf.Trace); !reflect.DeepEqual(se, sf) {
+			t.Fatalf("%s: selections differ:\nexplicit %v\nfactored %v", c.name, se, sf)
+		}
+		ae := make([]float64, pe.Workload.M())
+		pe.Op.Answer(re.D, ae)
+		af := modelAnswers(t, rf.Model, pf.Workload)
+		for j := range ae {
+			if math.Abs(ae[j]-af[j]) > 1e-9 {
+				t.Fatalf("%s: answer %d: %v explicit, %v factored", c.name, j, ae[j], af[j])
+			}
+		}
+	}
+}
