@@ -181,3 +181,45 @@ func totalCost(cs []privacy.Charge) (t struct{ Rho, Eps, Delta float64 }) {
 	}
 	return t
 }
+
+// TestConformanceAddRemove: no registered solver refuses the default
+// relation, add/remove (the zero Shape.Neighbours), in its tuned setting or
+// in a paper setting whose accounting allows it (project's paper setting
+// has no estimate of n and is refused); each plans with N unknown and
+// charges exactly that plan when it solves.
+func TestConformanceAddRemove(t *testing.T) {
+	fx := small(t)
+	for _, name := range Names() {
+		for _, set := range settingsOf(t, name) {
+			s, _ := New(name, set)
+			b := privacy.Budget{Eps: 1, Delta: 1e-9}
+			plan, err := s.Plan(&Shape{Budget: b, Workload: fx.wl})
+			if name == "project" && set == Paper {
+				if !errors.Is(err, ErrUnsupported) {
+					t.Errorf("project/paper under add/remove: err = %v, want ErrUnsupported", err)
+				}
+				continue
+			}
+			if err != nil {
+				t.Errorf("%s/%s under add/remove: %v", name, set, err)
+				continue
+			}
+			p := fx.problem(t, 1, 1e-9, 5)
+			p.Neighbours = AddRemove
+			res, err := s.Solve(context.Background(), p)
+			if err != nil {
+				t.Errorf("%s/%s: Solve under add/remove: %v", name, set, err)
+				continue
+			}
+			if got := p.Ledger.Charges(); !reflect.DeepEqual(got, plan.Charges) {
+				t.Errorf("%s/%s: ledger charges %v, want the plan's %v", name, set, got, plan.Charges)
+			}
+			if err := checkDistribution(res.D); err != nil {
+				t.Errorf("%s/%s: %v", name, set, err)
+			}
+			if _, ok := res.Plan.Params["n_estimate"]; !ok {
+				t.Errorf("%s/%s: no n_estimate under add/remove", name, set)
+			}
+		}
+	}
+}

@@ -20,5 +20,8 @@
 // interface, declared here, which *query.Operator implements.
 //
 // Privacy: every solver's doc comment derives its per-step sensitivity under
-// replace-one neighbours with n public and names the composition it uses.
+// both relations, replace-one with n public and add/remove of a unit of up
+// to K records (the default; n private: project estimates it from its noisy
+// tables, the seed solvers spend CountShare of their budget on a noisy
+// count, noisycount.go), and names the composition it uses.
 package solvers

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/dpsynth/synth/internal/par"
@@ -45,17 +46,29 @@ func init() {
 // Privacy: each iteration is a Gaussian mechanism on the histogram. Given
 // the past selections, D^md is public, and the oracle is a post-processing
 // of P_n + ξ_t. Under replace-one neighbours with n public, P_n moves by
-// (e_z' − e_z)/n, of ℓ2 norm √2/n, so one iteration is ρ_t = (√2/n)²/(2σ²) =
-// 1/(nσ)²-zCDP (Bun and Steinke 2016, Proposition 1.6), and T iterations
-// compose to T/(nσ)² (adaptive zCDP composition). Tuned charges ρ, the
-// whole budget's zCDP equivalent, with σ = √(T/ρ)/n. Paper charges the
-// RDP argument of L912–937: T iterations are (β, βT/(nσ)²)-RDP, hence
-// (T/(nσ)² + 2√(T·ln(1/δ))/(nσ), δ)-DP at the best β; with the printed
-// σ = 4√(T ln(1/δ))/(nε) this is ε/2 + ε²/(16·ln(1/δ)), independent of n
-// and T, charged as one (ε, δ) "paper" cost. Only the selected vertex and a
-// coarse post-processing of the noisy scores (Progress) leave the solver;
-// the noise vector itself never does (privacy.GaussianVector says why a
-// float sampler is used).
+// (e_z' − e_z)/n, of ℓ2 norm √2/n, so one iteration is ρ_t =
+// (√2/n)²/(2σ²) = 1/(nσ)²-zCDP (Bun and Steinke 2016, Proposition 1.6), and
+// T iterations compose to T/(nσ)² (adaptive zCDP composition). Tuned
+// charges ρ, the whole budget's zCDP equivalent, with σ = √(T/ρ)/n. Paper
+// charges the RDP argument of L912–937: T iterations are (β,
+// βT/(nσ)²)-RDP, hence (T/(nσ)² + 2√(T·ln(1/δ))/(nσ), δ)-DP at the best β;
+// with the printed σ = 4√(T ln(1/δ))/(nε) this is ε/2 + ε²/(16·ln(1/δ)),
+// independent of n and T, charged as one (ε, δ) "paper" cost. Under
+// add/remove neighbours (the default) n is private: DPAM first spends
+// CountShare of its budget on a noisy count n̂ (countPlan: a discrete
+// Gaussian of ℓ2 sensitivity K in the Tuned setting, a discrete Laplace of
+// ℓ1 sensitivity K, pure, in the Paper one; K = Shape.Unit()), and its
+// histogram is P = counts/n̂ with n̂ public: a unit adds or removes at most
+// K records, so P moves by at most K/n̂ in ℓ2 (all K in one cell). Every
+// formula above then holds with n_eff = √2·n̂/K in place of n (dpamCount:
+// the histogram's sensitivity K/n̂ is √2/n_eff), and with the budget less
+// n̂'s share: Tuned charges ρ' = ρ − ρ_n, σ = √(T/ρ')/n_eff; Paper charges
+// ε'/2 + ε'²/(16·ln(1/δ)) with ε' = ε less n̂'s pure ε, which the ledger
+// adds by basic composition. The plan made before any private step (N = 0
+// under add/remove) carries every charge; T, σ and α follow n̂. Only the
+// selected vertex and a coarse post-processing of the noisy scores
+// (Progress) leave the solver; the noise vector itself never does
+// (privacy.GaussianVector says why a float sampler is used).
 //
 // The T noisy histograms P_n + ξ_t average to P_n + N(0, σ²/T) = P_n +
 // N(0, 1/(n²ρ)): together they carry no more information than one noisy
@@ -67,8 +80,6 @@ func init() {
 // (σ_1·√s for a cell covering s universe cells) whenever s > c: on
 // adult-reduced (c = 35) every cell covers 140 to 16,800 universe cells.
 // docs/BENCHMARKS.md compares the two.
-//
-// Neighbours: replace-one only; AddRemove returns ErrUnsupported.
 type DPAM struct {
 	// Setting selects the rules for the fields left at zero.
 	Setting Setting
@@ -128,22 +139,25 @@ type dpamRun struct {
 }
 
 // Plan derives the run's parameters and charges from the public shape.
+// Under add/remove neighbours it treats N as unknown (0): n is private.
 func (s *DPAM) Plan(sh *Shape) (*Plan, error) {
-	r, err := s.derive(sh, nil, false)
+	r, err := s.derive(publicShape(sh), nil, false)
 	if err != nil {
 		return nil, err
 	}
 	return r.plan, nil
 }
 
+// derive reads sh.N as the public record count: n under replace-one, the
+// noisy count n̂ (or 0) under add/remove.
 func (s *DPAM) derive(sh *Shape, op Operator, noPrivacy bool) (*dpamRun, error) {
 	if sh.Workload == nil {
 		return nil, errors.New("dpam: no workload")
 	}
-	if sh.Neighbours == AddRemove {
-		return nil, fmt.Errorf("dpam: add/remove neighbours need a private n: %w", ErrUnsupported)
-	}
 	if err := sh.Budget.Validate(); err != nil {
+		return nil, err
+	}
+	if err := sh.checkUnit("dpam"); err != nil {
 		return nil, err
 	}
 	if sh.Budget.Delta == 0 {
@@ -158,120 +172,168 @@ func (s *DPAM) derive(sh *Shape, op Operator, noPrivacy bool) (*dpamRun, error) 
 	if s.T < 0 || s.TMax < 0 || s.T > 1e8 {
 		return nil, fmt.Errorf("dpam: T = %d, TMax = %d: want 0 (the rule) or a positive count up to 1e8", s.T, s.TMax)
 	}
-	k := float64(sh.K())
-	m := sh.Workload.M()
-	n := float64(sh.N)
-	eps, delta := sh.Budget.Eps, sh.Budget.Delta
-	L := math.Log(1 / delta)
 	p := &Plan{Solver: "dpam", Setting: s.Setting, Params: map[string]float64{}}
 	run := &dpamRun{plan: p}
-	p.Params["k"] = k
-	p.Params["m"] = float64(m)
+	p.Params["k"] = float64(sh.K())
+	p.Params["m"] = float64(sh.Workload.M())
+	var err error
 	if s.Setting == Paper {
-		// The RDP argument of L912–937 with σ = 4√(TL)/(nε): nσ = 4√(TL)/ε,
-		// so ε_RDP = 2√(TL)/(nσ) + T/(nσ)² = ε/2 + ε²/(16L), for any T and
-		// n. Rounded up by a relative 1e-9 to cover the rounding of σ.
-		epsRDP := (eps/2 + eps*eps/(16*L)) * (1 + 1e-9)
-		p.Charges = []privacy.Charge{{
-			Label: "dpam (paper): T Gaussian-noised histograms, RDP composition and conversion (seed 001, L912-937)",
-			Cost:  privacy.ApproxCost(epsRDP, delta),
-		}}
-		p.Params["eps_rdp"] = epsRDP
-		p.Params["eps_paper_claim"] = eps
-		p.Warnings = append(p.Warnings,
-			"dpam (paper): errata applied: the prox step uses g_t = -G_t (L897 prints +G_t) and alpha in front of H (L255, L268 omit it)",
-			fmt.Sprintf("dpam (paper): the printed sigma spends eps = %.4g of the budget's %.4g by the paper's own RDP argument", epsRDP, eps))
-		if sh.N <= 0 {
-			p.Warnings = append(p.Warnings, "dpam (paper): T, sigma and alpha depend on n, unknown at plan time")
-			return run, nil
-		}
-		w, err := cachedWidth(sh.Workload, op, s.widthSamples(sh.K()))
-		if err != nil {
-			return nil, err
-		}
-		p.Params["width"] = w.W
-		p.Params["width_stderr"] = w.StdErr
-		p.Params["width_samples"] = float64(w.Samples)
-		tf := math.Sqrt(math.Log(k)/L) * eps * n / w.W
-		p.Params["T_formula"] = tf
-		T := s.T
-		if T <= 0 {
-			tmax := s.TMax
-			if tmax <= 0 {
-				tmax = 10000
-			}
-			T = int(math.Ceil(tf))
-			if tf > float64(tmax) {
-				p.Warnings = append(p.Warnings, fmt.Sprintf("dpam (paper): T capped %.4g -> %d; the paper's utility theorem no longer applies", tf, tmax))
-				T = tmax
-			}
-			T = max(T, 1)
-		}
-		run.T = T
-		run.sigma = 4 * math.Sqrt(float64(T)*L) / (n * eps)
-		run.alpha = s.Alpha
-		if run.alpha <= 0 {
-			run.alpha = math.Sqrt(L) * math.Sqrt(w.W) / (math.Pow(math.Log(k), 0.75) * math.Sqrt(n*eps))
-		}
-		run.eta0 = math.Sqrt(4/(run.alpha*run.sigma)) + 1
-		if need := w.W * w.W * w.W * L / (eps * math.Pow(math.Log(k), 1.5)); n < need {
-			p.Warnings = append(p.Warnings, fmt.Sprintf("dpam (paper): n = %d is below Theorem 5's condition n >= w^3 ln(1/delta)/(eps ln^1.5 k) = %.3g; its bound does not apply", sh.N, need))
-		}
-		p.Params["smoothing_bias_2sigma_w"] = 2 * run.sigma * w.W
+		err = s.derivePaper(sh, op, run)
 	} else {
-		rho, err := sh.Budget.Rho(sh.Conversion)
-		if err != nil {
-			return nil, err
-		}
-		p.Charges = []privacy.Charge{{
-			Label: "dpam (tuned): T Gaussian-noised histograms, sigma = sqrt(T/rho)/n, l2 sensitivity sqrt(2)/n, zCDP composition",
-			Cost:  privacy.ZCDPCost(rho),
-		}}
-		p.Params["rho"] = rho
-		if noPrivacy {
-			rho = math.Inf(1)
-		}
-		run.kappa = s.Kappa
-		if run.kappa <= 0 {
-			run.kappa = dpamKappa
-		}
-		if sh.N <= 0 {
-			p.Warnings = append(p.Warnings, "dpam (tuned): T, sigma and alpha depend on n, unknown at plan time")
-			return run, nil
-		}
-		T, alpha := s.T, s.Alpha
-		if T <= 0 || alpha <= 0 {
-			w, err := cachedWidth(sh.Workload, op, s.widthSamples(sh.K()))
-			if err != nil {
-				return nil, err
-			}
-			p.Params["width"] = w.W
-			p.Params["width_stderr"] = w.StdErr
-			snr := n * math.Sqrt(rho) / w.W
-			p.Params["snr"] = snr
-			if T <= 0 {
-				T = tunedDPAMT(snr)
-			}
-			if alpha <= 0 {
-				alpha = tunedDPAMAlpha(snr)
-			}
-		}
-		run.T, run.alpha = T, alpha
-		if !math.IsInf(rho, 1) {
-			run.sigma = privacy.CalibrateGaussian(rho, T, math.Sqrt2/n)
-		}
+		err = s.deriveTuned(sh, op, run, noPrivacy)
+	}
+	if err != nil || sh.N <= 0 {
+		return run, err
 	}
 	p.Iterations = run.T
 	p.Params["T"] = float64(run.T)
 	p.Params["sigma"] = run.sigma
 	p.Params["alpha"] = run.alpha
-	p.Params["alpha_ln_k"] = run.alpha * math.Log(k)
+	p.Params["alpha_ln_k"] = run.alpha * math.Log(float64(sh.K()))
 	if s.Setting == Paper {
 		p.Params["eta0"] = run.eta0
 	} else {
 		p.Params["kappa"] = run.kappa
 	}
 	return run, nil
+}
+
+// dpamCount is the record count n of DPAM's rules and printed formulas,
+// chosen so that the histogram's ℓ2 sensitivity is √2/n: n itself under
+// replace-one; √2·n̂/K under add/remove, whose histogram counts/n̂ has ℓ2
+// sensitivity K/n̂. It also returns that sensitivity.
+func dpamCount(sh *Shape) (n, sens float64) {
+	if sh.Neighbours != AddRemove {
+		n = float64(sh.N)
+		return n, math.Sqrt2 / n
+	}
+	return math.Sqrt2 * float64(sh.N) / float64(sh.Unit()), float64(sh.Unit()) / float64(sh.N)
+}
+
+// derivePaper is the Paper setting's charge and, with n, its parameters.
+func (s *DPAM) derivePaper(sh *Shape, op Operator, run *dpamRun) error {
+	p := run.plan
+	eps, delta := sh.Budget.Eps, sh.Budget.Delta
+	L := math.Log(1 / delta)
+	k := float64(sh.K())
+	label := "dpam (paper): T Gaussian-noised histograms, RDP composition and conversion (seed 001, L912-937)"
+	if sh.Neighbours == AddRemove {
+		// n̂ first: a discrete Laplace on its share of ε (pure; basic
+		// composition with the RDP bound's (ε', δ)).
+		var err error
+		if p.count, eps, err = planCountPure("dpam (paper)", eps, sh.Unit()); err != nil {
+			return err
+		}
+		p.Charges = append(p.Charges, p.count.charge)
+		p.count.params(p)
+		label += ", on eps' = eps less the record count's share"
+	}
+	// The RDP argument of L912–937 with σ = 4√(TL)/(nε): nσ = 4√(TL)/ε,
+	// so ε_RDP = 2√(TL)/(nσ) + T/(nσ)² = ε/2 + ε²/(16L), for any T and
+	// n. Rounded up by a relative 1e-9 to cover the rounding of σ.
+	epsRDP := (eps/2 + eps*eps/(16*L)) * (1 + 1e-9)
+	p.Charges = append(p.Charges, privacy.Charge{Label: label, Cost: privacy.ApproxCost(epsRDP, delta)})
+	p.Params["eps_rdp"] = epsRDP
+	p.Params["eps_paper_claim"] = eps
+	p.Warnings = append(p.Warnings,
+		"dpam (paper): errata applied: the prox step uses g_t = -G_t (L897 prints +G_t) and alpha in front of H (L255, L268 omit it)",
+		fmt.Sprintf("dpam (paper): the printed sigma spends eps = %.4g of the budget's %.4g by the paper's own RDP argument", epsRDP, eps))
+	if sh.N <= 0 {
+		p.Warnings = append(p.Warnings, "dpam (paper): T, sigma and alpha depend on n, unknown at plan time")
+		return nil
+	}
+	n, _ := dpamCount(sh)
+	w, err := cachedWidth(sh.Workload, op, s.widthSamples(sh.K()))
+	if err != nil {
+		return err
+	}
+	p.Params["width"] = w.W
+	p.Params["width_stderr"] = w.StdErr
+	p.Params["width_samples"] = float64(w.Samples)
+	tf := math.Sqrt(math.Log(k)/L) * eps * n / w.W
+	p.Params["T_formula"] = tf
+	T := s.T
+	if T <= 0 {
+		tmax := s.TMax
+		if tmax <= 0 {
+			tmax = 10000
+		}
+		T = int(math.Ceil(tf))
+		if tf > float64(tmax) {
+			p.Warnings = append(p.Warnings, fmt.Sprintf("dpam (paper): T capped %.4g -> %d; the paper's utility theorem no longer applies", tf, tmax))
+			T = tmax
+		}
+		T = max(T, 1)
+	}
+	run.T = T
+	run.sigma = 4 * math.Sqrt(float64(T)*L) / (n * eps)
+	run.alpha = s.Alpha
+	if run.alpha <= 0 {
+		run.alpha = math.Sqrt(L) * math.Sqrt(w.W) / (math.Pow(math.Log(k), 0.75) * math.Sqrt(n*eps))
+	}
+	run.eta0 = math.Sqrt(4/(run.alpha*run.sigma)) + 1
+	if need := w.W * w.W * w.W * L / (eps * math.Pow(math.Log(k), 1.5)); n < need {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("dpam (paper): n = %s is below Theorem 5's condition n >= w^3 ln(1/delta)/(eps ln^1.5 k) = %.3g; its bound does not apply", strconv.FormatFloat(n, 'f', -1, 64), need))
+	}
+	p.Params["smoothing_bias_2sigma_w"] = 2 * run.sigma * w.W
+	return nil
+}
+
+// deriveTuned is the Tuned setting's charge and, with n, its parameters.
+func (s *DPAM) deriveTuned(sh *Shape, op Operator, run *dpamRun, noPrivacy bool) error {
+	p := run.plan
+	rho, err := sh.Budget.Rho(sh.Conversion)
+	if err != nil {
+		return err
+	}
+	p.Params["rho"] = rho
+	label := "dpam (tuned): T Gaussian-noised histograms, sigma = sqrt(T/rho)/n, l2 sensitivity sqrt(2)/n, zCDP composition"
+	if sh.Neighbours == AddRemove {
+		if p.count, rho, err = planCountZCDP("dpam (tuned)", rho, sh.Unit()); err != nil {
+			return err
+		}
+		p.Charges = append(p.Charges, p.count.charge)
+		p.count.params(p)
+		label = fmt.Sprintf("dpam (tuned): T Gaussian-noised histograms of counts/n̂, sigma = %d·sqrt(T/(2 rho'))/n̂, l2 sensitivity %d/n̂, zCDP composition, rho' = rho less the record count's share", sh.Unit(), sh.Unit())
+	}
+	p.Charges = append(p.Charges, privacy.Charge{Label: label, Cost: privacy.ZCDPCost(rho)})
+	if noPrivacy {
+		rho = math.Inf(1)
+	}
+	run.kappa = s.Kappa
+	if run.kappa <= 0 {
+		run.kappa = dpamKappa
+	}
+	if sh.N <= 0 {
+		p.Warnings = append(p.Warnings, "dpam (tuned): T, sigma and alpha depend on n, unknown at plan time")
+		return nil
+	}
+	n, sens := dpamCount(sh)
+	T, alpha := s.T, s.Alpha
+	if T <= 0 || alpha <= 0 {
+		w, err := cachedWidth(sh.Workload, op, s.widthSamples(sh.K()))
+		if err != nil {
+			return err
+		}
+		p.Params["width"] = w.W
+		p.Params["width_stderr"] = w.StdErr
+		snr := n * math.Sqrt(rho) / w.W
+		p.Params["snr"] = snr
+		if T <= 0 {
+			T = tunedDPAMT(snr)
+		}
+		if alpha <= 0 {
+			alpha = tunedDPAMAlpha(snr)
+		}
+	}
+	run.T, run.alpha = T, alpha
+	if !math.IsInf(rho, 1) {
+		run.sigma = privacy.CalibrateGaussian(rho, T, sens)
+	}
+	if sh.Neighbours == AddRemove {
+		p.Params["sensitivity"] = sens
+	}
+	return nil
 }
 
 // Tuned rules: data-independent functions of s = n·√ρ/w, the ratio of
@@ -535,14 +597,15 @@ func (s *DPAM) Solve(ctx context.Context, p *Problem) (*Result, error) {
 	if err := checkProblem(p); err != nil {
 		return nil, err
 	}
-	run, err := s.derive(&p.Shape, p.Op, p.noPrivacy)
+	derive := func(sh *Shape) (*Plan, *dpamRun, error) {
+		r, err := s.derive(sh, p.Op, p.noPrivacy)
+		if err != nil {
+			return nil, nil, err
+		}
+		return r.plan, r, nil
+	}
+	p, _, run, err := begin(ctx, p, derive, nil)
 	if err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := p.charge(run.plan); err != nil {
 		return nil, err
 	}
 	st := newDPAMState(run, p, s.TraceEvery, s.wrongSign)

@@ -345,8 +345,8 @@ func TestDPAMTunedPlan(t *testing.T) {
 	if want := math.Sqrt(T/rho) / 48842; math.Abs(plan.Params["sigma"]-want) > 1e-6*want {
 		t.Errorf("σ = %v, want √(T/ρ)/n = %v", plan.Params["sigma"], want)
 	}
-	if _, err := s.Plan(&Shape{Budget: b, N: 10, Workload: fx.wl, Neighbours: AddRemove}); err == nil {
-		t.Error("Plan under add/remove neighbours: no error")
+	if _, err := s.Plan(&Shape{Budget: b, N: 10, Workload: fx.wl, Neighbours: ReplaceOne, UnitRows: 3}); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("Plan under replace-one with UnitRows = 3: err = %v, want ErrUnsupported", err)
 	}
 }
 

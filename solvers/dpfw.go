@@ -30,33 +30,46 @@ func init() {
 //   - Tuned: exponential-mechanism selection (Gumbel-max), zCDP
 //     accounting, q_0 = 0 (D_0 uniform), γ_t = 2/(t+2), output the last
 //     iterate, T = FWTunedT(η, m) and α = FWTunedAlpha(η, k) with η =
-//     n√(2ρ) the budget's public signal-to-noise scale: rules chosen by
+//     n√(2ρ) the budget's public signal-to-noise scale (n̂√(2ρ')/K under
+//     add/remove, see fwEta): rules chosen by
 //     evidence on adult-reduced (docs/BENCHMARKS.md, "### dpfw"). In the
 //     package's no-privacy test mode the rules are taken at η = +Inf.
 //   - Paper: the printed algorithm: T (L129, capped at TMax), γ (L130), λ
 //     (L131), Laplace report-noisy-max, α = α* (eq. 7), q_0 a vertex drawn
 //     uniformly, output q_U for U uniform on {0, ..., T−1}, and advanced
-//     composition as printed (an Approx charge of the whole (ε, δ)).
+//     composition as printed (an Approx charge of the whole (ε, δ)). Under
+//     add/remove the printed formulas read n̂/K for n and ε' for ε.
 //
-// Privacy: under replace-one neighbours with n public, given the past
-// selections D_t is public, and replacing record z by z' moves the score of
+// Privacy: given the past selections D_t is public. Under replace-one
+// neighbours with n public, replacing record z by z' moves the score of
 // vertex ±q_j by ±(q_j(z') − q_j(z))/n, at most Δ = R/n with R = max_j
-// (max q_j − min q_j) (1/n for counting queries). The scores of q_j and −q_j
-// move in opposite directions (not monotone), so each selection needs the
-// non-monotone calibration: the exponential mechanism exp(ε0·score/(2Δ)) is
-// ε0-DP and ε0-bounded-range, hence ε0²/8-zCDP; T selections compose to
-// T·ε0²/8 (zCDP composition), ε0 = CalibrateExponential(ρ, T); the plan
-// charges the whole ρ, which bounds this for any T (T depends on n). With a
-// pure budget (δ = 0), ε0 = ε/T and the selections are ε-DP (bounded range
-// composes by adding ε). Laplace
-// report-noisy-max needs scale 2Δ/ε̃ for ε̃-DP (the paper's Lap(λ), λ =
-// D_1/(nε̃), is used when larger, which it always is for non-negative
-// queries since D_1 >= 2R). Everything else (q_t, α, U, the softmax, the
-// output rule) is post-processing of the selections. The Paper setting
-// charges (ε, δ) by the advanced composition printed in seed 001 (L561,
-// L580: T ε̃-DP steps with ε̃ = ε/(4√(2T ln(1/δ))), valid when ln(1/δ) >=
-// ε̃²T); Plan.Params also record the tight recomputation. Only ReplaceOne
-// is supported.
+// (max q_j − min q_j) (1/n for counting queries). Under add/remove
+// neighbours (the default) n is private: the solver first spends
+// CountShare of its budget on a noisy count n̂ (countPlan: a discrete
+// Gaussian of ℓ2 sensitivity K for zCDP accounting, a discrete Laplace of
+// ℓ1 sensitivity K for a pure budget or the Paper setting; K =
+// Shape.Unit()), then scores ±(⟨q_j, counts⟩/n̂ − ⟨q_j, D_t⟩) with n̂
+// public; a unit of up to K records added or removed moves ⟨q_j, counts⟩ by
+// at most K·A (A = max_j max |q_j|), so Δ = K·A/n̂. Either way the scores of
+// q_j and −q_j move in opposite directions (not monotone), so each
+// selection needs the non-monotone calibration: the exponential mechanism
+// exp(ε0·score/(2Δ)) is ε0-DP and ε0-bounded-range, hence ε0²/8-zCDP; T
+// selections compose to T·ε0²/8 (zCDP composition), ε0 =
+// CalibrateExponential(ρ, T); the plan charges the whole ρ (under
+// add/remove ρ' = ρ less n̂'s share, beside n̂'s own charge), which bounds
+// this for any T (T depends on n, or n̂). With a pure budget (δ = 0), ε0 =
+// ε/T (ε' under add/remove) and the selections are ε-DP (bounded range
+// composes by adding ε). Laplace report-noisy-max needs scale 2Δ/ε̃ for
+// ε̃-DP (the paper's Lap(λ), λ = D_1/(nε̃) with n̂/K for n under
+// add/remove, is used when larger, which it always is for non-negative
+// queries since D_1 >= 2R and D_1 >= 2A). Everything else (q_t, α, U, the
+// softmax, the output rule, the rules' use of n̂) is post-processing of the
+// selections and n̂. The Paper setting charges (ε, δ) (under add/remove
+// (ε', δ) beside n̂'s pure ε) by the advanced composition printed in seed
+// 001 (L561, L580: T ε̃-DP steps with ε̃ = ε/(4√(2T ln(1/δ))), valid when
+// ln(1/δ) >= ε̃²T); Plan.Params also record the tight recomputation. The
+// plan made before any private step (N = 0 under add/remove) carries every
+// charge; Solve plans again with N = n̂ for T, α and Δ, at the same cost.
 //
 // On the factored model (Shape.Model = Factored; marginal workloads) the
 // plan, charges, scores and selections are the same; θ = q_t/α is kept as
@@ -179,11 +192,14 @@ type fwPlan struct {
 }
 
 // Plan computes the run's parameters and privacy charges from the shape.
+// Under add/remove neighbours it treats N as unknown (0): n is private.
 func (s *DPFW) Plan(sh *Shape) (*Plan, error) {
-	p, _, err := s.plan(sh)
+	p, _, err := s.plan(publicShape(sh))
 	return p, err
 }
 
+// plan reads sh.N as the public record count: n under replace-one, the
+// noisy count n̂ (or 0) under add/remove.
 func (s *DPFW) plan(sh *Shape) (*Plan, *fwPlan, error) {
 	if sh.Workload == nil {
 		return nil, nil, errors.New("dpfw: no workload")
@@ -191,8 +207,8 @@ func (s *DPFW) plan(sh *Shape) (*Plan, *fwPlan, error) {
 	if err := sh.Budget.Validate(); err != nil {
 		return nil, nil, err
 	}
-	if sh.Neighbours != ReplaceOne {
-		return nil, nil, fmt.Errorf("dpfw: neighbours %q: %w (the scores need n public)", sh.Neighbours, ErrUnsupported)
+	if err := sh.checkUnit("dpfw"); err != nil {
+		return nil, nil, err
 	}
 	if s.T < 0 || s.TMax < 0 || s.Alpha < 0 || s.Gamma < 0 || s.Gamma > 1 ||
 		math.IsNaN(s.Alpha) || math.IsInf(s.Alpha, 0) || math.IsNaN(s.Gamma) {
@@ -256,24 +272,39 @@ func fwBool(b bool) float64 {
 
 func (s *DPFW) planTuned(sh *Shape, plan *Plan, fp *fwPlan) error {
 	b := sh.Budget
+	ar := sh.Neighbours == AddRemove
 	var rho float64
+	var err error
 	if b.Delta > 0 {
-		var err error
 		if rho, err = b.Rho(sh.Conversion); err != nil {
 			return err
 		}
 		plan.Params["rho"] = rho
-		// The whole ρ: ε0 = CalibrateExponential(ρ, T) makes the T
+		label := "dpfw: T exponential-mechanism selections, ε0 = √(8ρ/T) each (ε0²/8 zCDP by bounded range), calibrated to ρ"
+		if ar {
+			// n̂ first, on its share of ρ; the selections take the rest.
+			if plan.count, rho, err = planCountZCDP("dpfw", rho, sh.Unit()); err != nil {
+				return err
+			}
+			plan.Charges = append(plan.Charges, plan.count.charge)
+			label = "dpfw: T exponential-mechanism selections, ε0 = √(8ρ'/T) each (ε0²/8 zCDP by bounded range), calibrated to ρ' = ρ less the record count's share"
+		}
+		// The whole ρ (ρ'): ε0 = CalibrateExponential(ρ, T) makes the T
 		// selections cost T·ε0²/8 <= ρ whatever T (which depends on n).
-		plan.Charges = []privacy.Charge{{
-			Label: "dpfw: T exponential-mechanism selections, ε0 = √(8ρ/T) each (ε0²/8 zCDP by bounded range), calibrated to ρ",
-			Cost:  privacy.ZCDPCost(rho),
-		}}
+		plan.Charges = append(plan.Charges, privacy.Charge{Label: label, Cost: privacy.ZCDPCost(rho)})
 	} else {
-		plan.Charges = []privacy.Charge{{
-			Label: "dpfw: T exponential-mechanism selections, ε0 = ε/T each (pure, composed as bounded range)",
-			Cost:  privacy.BoundedRangeCost(b.Eps),
-		}}
+		label := "dpfw: T exponential-mechanism selections, ε0 = ε/T each (pure, composed as bounded range)"
+		if ar {
+			if plan.count, b.Eps, err = planCountPure("dpfw", b.Eps, sh.Unit()); err != nil {
+				return err
+			}
+			plan.Charges = append(plan.Charges, plan.count.charge)
+			label = "dpfw: T exponential-mechanism selections, ε0 = ε'/T each (pure, composed as bounded range), ε' = ε less the record count's share"
+		}
+		plan.Charges = append(plan.Charges, privacy.Charge{Label: label, Cost: privacy.BoundedRangeCost(b.Eps)})
+	}
+	if plan.count != nil {
+		plan.count.params(plan)
 	}
 	fp.step, fp.output = FWStepHarmonic, FWOutputLast
 	fp.T, fp.alpha = s.T, s.Alpha
@@ -282,11 +313,11 @@ func (s *DPFW) planTuned(sh *Shape, plan *Plan, fp *fwPlan) error {
 		return nil
 	}
 	if sh.N > 0 {
-		eta := fwEta(sh.N, b, rho)
+		eta := fwEta(unitCount(sh), b, rho)
 		plan.Params["eta"] = eta
 		if fp.T == 0 {
 			fp.T = FWTunedT(eta, fp.geo.m)
-			if t := fwTunedTRaw(eta, fp.geo.m); t > float64(fp.T) {
+			if t := fwTunedTRaw(eta, fp.geo.m); t > FWTunedTMax {
 				plan.Warnings = append(plan.Warnings, fmt.Sprintf("dpfw: T capped %.0f -> %d (runtime)", t, fp.T))
 			}
 		}
@@ -302,7 +333,7 @@ func (s *DPFW) planTuned(sh *Shape, plan *Plan, fp *fwPlan) error {
 	plan.Params["eps0"] = fp.eps0
 	plan.Params["rho_spent"] = privacy.ExponentialMechanismCost(fp.eps0).Times(fp.T).Rho
 	if sh.N > 0 {
-		fp.sens = fp.geo.sensitivity(sh.N)
+		fp.sens = fp.geo.scoreSensitivity(sh, sh.N)
 		plan.Params["sensitivity"] = fp.sens
 		// The Gumbel noise added to each score, in answer units.
 		plan.Params["gumbel_scale"] = 2 * fp.sens / fp.eps0
@@ -310,15 +341,25 @@ func (s *DPFW) planTuned(sh *Shape, plan *Plan, fp *fwPlan) error {
 	return nil
 }
 
+// unitCount is the public record count in units: N/K, the n of the rules
+// that were fitted on one record per unit (n itself under replace-one,
+// where K = 1; n̂/K under add/remove, where every sensitivity is K/n̂ times
+// that of a fraction).
+func unitCount(sh *Shape) float64 {
+	return float64(sh.N) / float64(sh.Unit())
+}
+
 // fwEta is the public signal-to-noise scale of a budget on n records: 1/η
 // is the standard deviation of one counting query's answer (a fraction of
 // n) measured with the whole budget, η = n√(2ρ) (Gaussian, ρ-zCDP), or
-// nε/√2 for a pure budget (Laplace).
-func fwEta(n int, b privacy.Budget, rho float64) float64 {
+// nε/√2 for a pure budget (Laplace). Under add/remove neighbours with units
+// of K records the callers pass n̂/K (unitCount) and the solver's own ρ or
+// ε: a count's sensitivity is then K.
+func fwEta(n float64, b privacy.Budget, rho float64) float64 {
 	if b.Delta > 0 {
-		return float64(n) * math.Sqrt(2*rho)
+		return n * math.Sqrt(2*rho)
 	}
-	return float64(n) * b.Eps / math.Sqrt2
+	return n * b.Eps / math.Sqrt2
 }
 
 // FWTunedTMax caps the Tuned setting's T (runtime; it binds at about
@@ -387,12 +428,13 @@ type fwPaperFormulas struct {
 	EpsTilde float64 // ε/(4√(2T ln(1/δ))) at the T used (L580)
 }
 
-// fwPaper evaluates the printed formulas; tUsed is the (capped) number of
-// iterations (0: the formula's T).
-func fwPaper(n int, eps, delta float64, geo fwGeometry, alpha float64, tUsed int) fwPaperFormulas {
+// fwPaper evaluates the printed formulas for n records (n̂/K under
+// add/remove: unitCount); tUsed is the (capped) number of iterations (0:
+// the formula's T).
+func fwPaper(n, eps, delta float64, geo fwGeometry, alpha float64, tUsed int) fwPaperFormulas {
 	l := math.Log(1 / delta)
 	q := float64(2 * geo.m) // |Q|, with negations
-	en := eps * float64(n)
+	en := eps * n
 	var f fwPaperFormulas
 	f.Alpha = math.Pow(l, 0.2) * math.Pow(math.Log(q), 0.4) / (math.Pow(en, 0.4) * math.Pow(geo.lnk, 0.8))
 	if alpha == 0 {
@@ -420,6 +462,19 @@ func (s *DPFW) planPaper(sh *Shape, plan *Plan, fp *fwPlan) error {
 	if b.Eps >= 8*l {
 		return fmt.Errorf("dpfw: the paper setting needs ε < 8 ln(1/δ) = %.4g", 8*l)
 	}
+	label := "dpfw (paper): report-noisy-max selections with Laplace noise, ε̃ each, advanced composition as printed in seed 001 (L561, L580)"
+	if sh.Neighbours == AddRemove {
+		// n̂ first: a discrete Laplace on its share of ε (pure; the ledger
+		// adds it to the paper's (ε', δ) by basic composition). The printed
+		// composition runs on the rest, ε', with the whole δ.
+		var err error
+		if plan.count, b.Eps, err = planCountPure("dpfw (paper)", b.Eps, sh.Unit()); err != nil {
+			return err
+		}
+		plan.Charges = append(plan.Charges, plan.count.charge)
+		plan.count.params(plan)
+		label += ", on ε' = ε less the record count's share"
+	}
 	tmax := s.TMax
 	if tmax == 0 {
 		tmax = FWPaperTMax
@@ -439,7 +494,7 @@ func (s *DPFW) planPaper(sh *Shape, plan *Plan, fp *fwPlan) error {
 		plan.Warnings = append(plan.Warnings, fmt.Sprintf("dpfw (paper): T depends on n, unknown at plan time; at most %d", tmax))
 	}
 	if sh.N > 0 {
-		f := fwPaper(sh.N, b.Eps, b.Delta, geo, s.Alpha, 0)
+		f := fwPaper(unitCount(sh), b.Eps, b.Delta, geo, s.Alpha, 0)
 		fp.alpha = s.Alpha
 		if fp.alpha == 0 {
 			fp.alpha = f.Alpha
@@ -474,17 +529,14 @@ func (s *DPFW) planPaper(sh *Shape, plan *Plan, fp *fwPlan) error {
 	// The charge is the whole (ε, δ): ε̃ is calibrated so that the printed
 	// composition of the T steps stays within it, whatever T (which depends
 	// on n) turns out to be.
-	plan.Charges = []privacy.Charge{{
-		Label: "dpfw (paper): report-noisy-max selections with Laplace noise, ε̃ each, advanced composition as printed in seed 001 (L561, L580)",
-		Cost:  privacy.ApproxCost(b.Eps, b.Delta),
-	}}
+	plan.Charges = append(plan.Charges, privacy.Charge{Label: label, Cost: privacy.ApproxCost(b.Eps, b.Delta)})
 	if sh.N > 0 {
-		f := fwPaper(sh.N, b.Eps, b.Delta, geo, fp.alpha, fp.T)
+		f := fwPaper(unitCount(sh), b.Eps, b.Delta, geo, fp.alpha, fp.T)
 		fp.gamma = min(1, f.Gamma)
 		if s.Gamma > 0 {
 			fp.gamma = s.Gamma
 		}
-		fp.sens = geo.sensitivity(sh.N)
+		fp.sens = geo.scoreSensitivity(sh, sh.N)
 		tight := 2 * fp.sens / epsT // Lap(2Δ/ε̃) is ε̃-DP for non-monotone scores
 		fp.lapScale = max(f.Lambda, tight)
 		// The tight recomputation: Lap(b) report-noisy-max with non-monotone
@@ -503,16 +555,39 @@ func (s *DPFW) planPaper(sh *Shape, plan *Plan, fp *fwPlan) error {
 
 // Solve runs DPFW on the problem.
 func (s *DPFW) Solve(ctx context.Context, p *Problem) (*Result, error) {
+	p, plan, fp, err := s.start(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if p.Model == Factored {
+		return s.solveFactored(ctx, p, plan, fp)
+	}
+	team := par.NewTeam(0)
+	defer team.Close()
+	r := newFWRun(p, fp, team, s.noiseScale)
+	return runSteps(ctx, p, plan, fp.T, r)
+}
+
+// start is Solve up to the first selection (begin): validation, the plan
+// and its charge, and under add/remove the noisy count n̂, the plan with
+// N = n̂ and the problem normalised by n̂.
+func (s *DPFW) start(ctx context.Context, p *Problem) (*Problem, *Plan, *fwPlan, error) {
 	check := checkProblem
 	if p.Model == Factored {
 		check = checkFactoredProblem
 	}
 	if err := check(p); err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	plan, fp, err := s.plan(&p.Shape)
+	valid := func(fp *fwPlan) error {
+		if p.Model != Factored && (p.Op.K() != fp.geo.k || p.Op.M() != fp.geo.m) {
+			return fmt.Errorf("dpfw: operator is %d × %d, workload %d × %d", p.Op.M(), p.Op.K(), fp.geo.m, fp.geo.k)
+		}
+		return nil
+	}
+	p, plan, fp, err := begin(ctx, p, s.plan, valid)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	if p.noPrivacy && !fp.paper {
 		// The test mode without noise: the rules at η = +Inf.
@@ -524,22 +599,7 @@ func (s *DPFW) Solve(ctx context.Context, p *Problem) (*Result, error) {
 		}
 		plan.Iterations = fp.T
 	}
-	if p.Model != Factored && (p.Op.K() != fp.geo.k || p.Op.M() != fp.geo.m) {
-		return nil, fmt.Errorf("dpfw: operator is %d × %d, workload %d × %d", p.Op.M(), p.Op.K(), fp.geo.m, fp.geo.k)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := p.charge(plan); err != nil {
-		return nil, err
-	}
-	if p.Model == Factored {
-		return s.solveFactored(ctx, p, plan, fp)
-	}
-	team := par.NewTeam(0)
-	defer team.Close()
-	r := newFWRun(p, fp, team, s.noiseScale)
-	return runSteps(ctx, p, plan, fp.T, r)
+	return p, plan, fp, nil
 }
 
 // fwRun is the state of one DPFW solve: buffers allocated once, zero

@@ -168,9 +168,13 @@ func TestDPFWPlanErrors(t *testing.T) {
 	fx := small(t)
 	b := privacy.Budget{Eps: 1, Delta: 1e-9}
 	for _, set := range []Setting{Tuned, Paper} {
-		_, err := (&DPFW{Setting: set}).Plan(&Shape{Budget: b, N: 100, Workload: fx.wl, Neighbours: AddRemove})
+		// Units of several records need add/remove neighbours.
+		_, err := (&DPFW{Setting: set}).Plan(&Shape{Budget: b, N: 100, Workload: fx.wl, Neighbours: ReplaceOne, UnitRows: 2})
 		if !errors.Is(err, ErrUnsupported) {
-			t.Errorf("%v under add/remove: err = %v, want ErrUnsupported", set, err)
+			t.Errorf("%v under replace-one with UnitRows = 2: err = %v, want ErrUnsupported", set, err)
+		}
+		if _, err := (&DPFW{Setting: set}).Plan(&Shape{Budget: b, Workload: fx.wl, UnitRows: -1}); err == nil {
+			t.Errorf("%v with UnitRows = -1: no error", set)
 		}
 	}
 	bad := []struct {

@@ -29,12 +29,8 @@ func (s *SMD) solveFactored(ctx context.Context, p *Problem, plan *Plan, sp *smd
 	if noiseScale == 0 {
 		noiseScale = 1
 	}
-	R := sp.geo.R
-	if R == 0 {
-		R = 1
-	}
 	m := sp.geo.m
-	r := &fsmdRun{smd: &smdRun{p: p, sp: sp, m: m, S: make([]float64, 2*m), sens: R / float64(sp.B) * noiseScale},
+	r := &fsmdRun{smd: &smdRun{p: p, sp: sp, m: m, S: make([]float64, 2*m), sens: sp.unitSens() / float64(sp.B) * noiseScale},
 		it: it, dead: make([]bool, len(it.sets)), last: s.Last}
 	if !p.noPrivacy {
 		if err := r.smd.records(p); err != nil {

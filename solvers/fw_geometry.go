@@ -19,6 +19,12 @@ type fwGeometry struct {
 	// public, the answer ⟨q_j, P_n⟩ and the score ±⟨q_j, P_n − D⟩ of either
 	// sign move by at most R/n.
 	R float64
+	// A is the largest absolute value max_j max(|min q_j|, |max q_j|) (1 for
+	// counting queries of weight 1): a record added or removed moves
+	// ⟨q_j, counts⟩ by q_j(z), at most A, so under add/remove neighbours
+	// with units of up to K records an answer or score ⟨q_j, counts⟩/n̂ moves
+	// by at most K·A/n̂.
+	A float64
 	// D1 and DInf are the diameters of the query hull conv(Q ∪ −Q) in ℓ1
 	// and ℓ∞ (seed 001, L125): max over vertex pairs of ‖v − v'‖, attained
 	// by a query and its negation, so D1 = 2·max_j ‖q_j‖₁ and DInf =
@@ -59,6 +65,7 @@ func (g *fwGeometry) fill(w *query.Workload, k float64) error {
 	for j := 0; j < g.m; j++ {
 		lo, hi := w.Range(j)
 		g.R = max(g.R, hi-lo)
+		g.A = max(g.A, math.Abs(lo), math.Abs(hi))
 		g.DInf = max(g.DInf, 2*math.Max(math.Abs(lo), math.Abs(hi)))
 		var norm1 float64
 		if s := w.MarginalOf(j); s >= 0 {
@@ -80,6 +87,21 @@ func (g *fwGeometry) sensitivity(n int) float64 {
 		r = 1
 	}
 	return r / float64(n)
+}
+
+// scoreSensitivity is the per-step sensitivity of an answer or score
+// ⟨q_j, counts⟩/n on n (public) records under the shape's relation: R/n
+// under replace-one, K·A/n under add/remove (n = n̂ there). Neither is ever
+// zero (constant queries count as range 1).
+func (g *fwGeometry) scoreSensitivity(sh *Shape, n int) float64 {
+	if sh.Neighbours != AddRemove {
+		return g.sensitivity(n)
+	}
+	a := g.A
+	if a == 0 {
+		a = 1
+	}
+	return float64(sh.Unit()) * a / float64(n)
 }
 
 // shapeGeometry is the geometry of a shape's workload on its model; the

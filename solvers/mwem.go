@@ -40,20 +40,29 @@ func init() {
 // query the mechanism ranks lower. Output: the average of D_1..D_T in the
 // paper setting (Algorithm 1 as printed), the last D_T in the tuned one.
 //
-// Privacy (replace-one neighbours, n public). Selection: a_j moves by at
-// most range(q_j)/n, and |·| is 1-Lipschitz, so every score has
-// sensitivity Δ = max_j range(q_j)/n (1/n for counting queries); scores of
-// different queries may move in opposite directions, which the exponential
-// mechanism's exp(ε0·s/(2Δ)) covers: ε0-DP and ε0²/8-zCDP per round
-// (bounded range). Measurement: the count c_j moves by at most 1, so a
-// discrete Gaussian of parameter σ is 1/(2σ²)-zCDP and a discrete Laplace
-// of scale b is (1/b)-DP (Canonne, Kamath and Steinke 2020); the
+// Privacy. Under replace-one neighbours (n public) a_j moves by at most
+// range(q_j)/n and the count c_j by at most 1. Under add/remove neighbours
+// (the default) n is private: MWEM first spends CountShare of its budget
+// on a noisy count n̂ (countPlan: a discrete Gaussian of ℓ2 sensitivity K in
+// the Tuned setting, a discrete Laplace of ℓ1 sensitivity K, pure, in the
+// Paper one; K = Shape.Unit()), its answers are a_j = c_j/n̂·w_j with n̂
+// public, and a unit of up to K records added or removed moves a_j by at
+// most K·max |q_j|/n̂ and c_j by at most K. Selection: |·| is 1-Lipschitz,
+// so every score has sensitivity Δ = max_j range(q_j)/n (1/n for counting
+// queries), or K·max_j max |q_j|/n̂; scores of different queries may move
+// in opposite directions, which the exponential mechanism's
+// exp(ε0·s/(2Δ)) covers: ε0-DP and ε0²/8-zCDP per round (bounded range).
+// Measurement: a discrete Gaussian of parameter σ on a count of
+// sensitivity K (1 under replace-one) is K²/(2σ²)-zCDP and a discrete
+// Laplace of scale b is (K/b)-DP (Canonne, Kamath and Steinke 2020); the
 // multiplicative-weights fit and the output are post-processing. Tuned:
-// zCDP composition, T·(ε0²/8 + 1/(2σ²)) ≤ ρ with a share SelectShare of ρ
-// for the selections. Paper: pure ε-DP, ε0 = 1/b = ε/(2T) as in the
-// original, T·(ε0 + 1/b) = ε by basic composition (δ = 0 is allowed).
-//
-// Neighbours: replace-one only; AddRemove returns ErrUnsupported.
+// zCDP composition, T·(ε0²/8 + K²/(2σ²)) ≤ ρ (ρ' = ρ less n̂'s share under
+// add/remove) with a share SelectShare of it for the selections. Paper:
+// pure ε-DP, ε0 = K/b = ε/(2T) as in the original (ε' under add/remove),
+// T·(ε0 + K/b) = ε by basic composition (δ = 0 is allowed), plus n̂'s ε
+// under add/remove. The charges are totals that do not depend on n; the
+// plan made before any private step (N = 0 under add/remove) carries them
+// all, and T, Δ and the noise follow n̂.
 //
 // On the factored model (Shape.Model = Factored; marginal workloads, tuned
 // setting) the plan, charges, selections and measurements are the same;
@@ -75,7 +84,8 @@ type MWEM struct {
 	// Setting selects the rules for the fields left at zero.
 	Setting Setting
 	// T is the number of rounds; zero means the rule ⌈0.6·(n√ρ)^0.65⌉,
-	// capped at 1,000 (ρ: the budget's zCDP equivalent; see mwemT).
+	// capped at 1,000 (ρ: the budget's zCDP equivalent; see mwemT; n̂/K and
+	// the budget less n̂'s share under add/remove).
 	T int
 	// SelectShare is the tuned share of ρ spent on the selections (the rest
 	// on the measurements); zero means 0.8. Paper: ε/2 each.
@@ -115,11 +125,13 @@ type mwemRun struct {
 	step       float64
 	average    bool
 	noiseCount float64 // standard deviation (Gaussian) or scale (Laplace), in counts
+	maxW       float64 // the largest query range (1 if every query is constant)
 }
 
 // Plan derives the run's parameters and charges from the public shape.
+// Under add/remove neighbours it treats N as unknown (0): n is private.
 func (s *MWEM) Plan(sh *Shape) (*Plan, error) {
-	r, err := s.derive(sh, false)
+	r, err := s.derive(publicShape(sh), false)
 	if err != nil {
 		return nil, err
 	}
@@ -146,21 +158,29 @@ const (
 // zCDP equivalent (ε²/2 for a pure budget). n√ρ is the inverse of the
 // noise of one Gaussian count spending the whole budget, in fractions of n.
 func mwemT(n int, rho float64) int {
+	return mwemTUnits(float64(n), rho)
+}
+
+// mwemTUnits is mwemT for a record count in units (unitCount: n̂/K under
+// add/remove, where one count's sensitivity is K).
+func mwemTUnits(n, rho float64) int {
 	if math.IsInf(rho, 1) {
 		return mwemExactT
 	}
-	t := math.Ceil(mwemTCoef * math.Pow(float64(n)*math.Sqrt(rho), mwemTPower))
+	t := math.Ceil(mwemTCoef * math.Pow(n*math.Sqrt(rho), mwemTPower))
 	return int(min(max(t, 1), mwemTMax))
 }
 
+// derive reads sh.N as the public record count: n under replace-one, the
+// noisy count n̂ (or 0) under add/remove.
 func (s *MWEM) derive(sh *Shape, noPrivacy bool) (*mwemRun, error) {
 	if sh.Workload == nil {
 		return nil, errors.New("mwem: no workload")
 	}
-	if sh.Neighbours == AddRemove {
-		return nil, fmt.Errorf("mwem: add/remove neighbours need a private n: %w", ErrUnsupported)
-	}
 	if err := sh.Budget.Validate(); err != nil {
+		return nil, err
+	}
+	if err := sh.checkUnit("mwem"); err != nil {
 		return nil, err
 	}
 	if sh.Model == Factored {
@@ -174,94 +194,43 @@ func (s *MWEM) derive(sh *Shape, noPrivacy bool) (*mwemRun, error) {
 	if s.T < 0 || s.T > 1e7 || s.Passes < 0 || s.FitSteps < 0 || !(s.Step >= 0 && s.Step <= 1e3) || !(s.SelectShare >= 0 && s.SelectShare < 1) {
 		return nil, fmt.Errorf("mwem: settings out of range: T %d, Passes %d, Step %v, SelectShare %v", s.T, s.Passes, s.Step, s.SelectShare)
 	}
-	eps, delta := sh.Budget.Eps, sh.Budget.Delta
 	p := &Plan{Solver: "mwem", Setting: s.Setting, Params: map[string]float64{}}
 	wl := sh.Workload
 	run := &mwemRun{plan: p, m: wl.M()}
-	maxRange := 0.0
+	maxAbs := 0.0
 	for j := range wl.M() {
 		lo, hi := wl.Range(j)
-		maxRange = max(maxRange, hi-lo)
+		run.maxW = max(run.maxW, hi-lo)
+		maxAbs = max(maxAbs, math.Abs(lo), math.Abs(hi))
 	}
-	if maxRange == 0 {
-		maxRange = 1 // every query constant: any positive Δ is safe
+	if run.maxW == 0 {
+		run.maxW, maxAbs = 1, 1 // every query constant: any positive Δ is safe
 	}
 	if sh.N > 0 {
-		run.sens = maxRange / float64(sh.N)
-	}
-	// T from the zCDP equivalent of the budget (a pure budget: ε²/2).
-	rhoT := eps * eps / 2
-	if delta > 0 {
-		r, err := sh.Budget.Rho(sh.Conversion)
-		if err != nil {
-			return nil, err
+		// A score |a_j − ⟨q_j, D⟩| moves by at most range(q_j)/n (one record
+		// replaced), or K·max |q_j|/n̂ (a unit added or removed).
+		run.sens = run.maxW / float64(sh.N)
+		if sh.Neighbours == AddRemove {
+			run.sens = float64(sh.Unit()) * maxAbs / float64(sh.N)
 		}
-		rhoT = r
+	}
+	selTotal, measTotal, rhoT, err := s.charges(sh, run)
+	if err != nil {
+		return nil, err
+	}
+	if p.count != nil {
+		p.count.params(p)
 	}
 	if noPrivacy {
 		rhoT = math.Inf(1)
 	}
 	T := s.T
 	if T == 0 && sh.N > 0 {
-		T = mwemT(sh.N, rhoT)
+		T = mwemTUnits(unitCount(sh), rhoT)
 	}
 	run.T = T
-	// The charges are totals, independent of T (and so of n); the per-round
-	// parameters split them over the T rounds.
-	var selTotal, measTotal float64
-	if s.Setting == Paper {
-		// ε/2 for the selections and ε/2 for the measurements, lowered by a
-		// relative 1e-9 so that the rounded-up costs fit.
-		half := eps / 2 * (1 - 1e-9)
-		selTotal, measTotal = half, half
-		run.passes, run.step, run.average = mwemPaperPasses, mwemPaperStep, true
-		p.Charges = []privacy.Charge{
-			{Label: "mwem (paper): T exponential-mechanism selections, eps/(2T) each, basic composition", Cost: privacy.BoundedRangeCost(half)},
-			{Label: "mwem (paper): T discrete Laplace measurements of one count, scale 2T/eps, basic composition", Cost: privacy.PureCost(half)},
-		}
-	} else {
-		if delta == 0 {
-			return nil, fmt.Errorf("mwem (tuned): zCDP accounting needs δ > 0; use the paper setting for pure ε-DP: %w", ErrUnsupported)
-		}
-		rho, _ := sh.Budget.Rho(sh.Conversion)
-		share := s.SelectShare
-		if share == 0 {
-			share = mwemSelectShare
-		}
-		selTotal = share * rho * (1 - 1e-9)
-		measTotal = (1 - share) * rho * (1 - 1e-9)
-		run.passes, run.step = mwemTunedPasses, mwemTunedStep
-		p.Charges = []privacy.Charge{
-			{Label: "mwem (tuned): T exponential-mechanism selections, eps0^2/8 each, zCDP composition", Cost: privacy.ZCDPCost(selTotal)},
-			{Label: "mwem (tuned): T discrete Gaussian measurements of one count (l2 sensitivity 1), zCDP composition", Cost: privacy.ZCDPCost(measTotal)},
-		}
-		p.Params["rho"] = rho
-		p.Params["select_share"] = share
-	}
-	if T == 0 {
-		p.Warnings = append(p.Warnings, "mwem: T depends on n, unknown at plan time")
-	} else if s.Setting == Paper {
-		run.eps0 = selTotal / float64(T)
-		scale := float64(T) / measTotal
-		lap, err := privacy.NewDiscreteLaplace(scale)
-		if err != nil {
-			return nil, fmt.Errorf("mwem: %w", err)
-		}
-		if got := lap.Cost(1).Eps * float64(T); got > measTotal*(1+1e-12) {
-			return nil, fmt.Errorf("mwem: internal error: measurement cost %v over %v", got, measTotal)
-		}
-		run.lap, run.noiseCount = lap, scale
-	} else {
-		run.eps0 = privacy.CalibrateExponential(selTotal, T)
-		sigma := privacy.CalibrateGaussian(measTotal, T, 1)
-		g, err := privacy.NewDiscreteGaussian(sigma)
-		if err != nil {
-			return nil, fmt.Errorf("mwem: %w", err)
-		}
-		if got := g.Cost(1).Rho * float64(T); got > measTotal {
-			return nil, fmt.Errorf("mwem: internal error: measurement cost %v over %v", got, measTotal)
-		}
-		run.gauss, run.noiseCount = g, sigma
+	if err := run.rounds(sh, selTotal, measTotal); err != nil {
+		return nil, err
 	}
 	if s.Passes > 0 {
 		run.passes = s.Passes
@@ -277,8 +246,6 @@ func (s *MWEM) derive(sh *Shape, noPrivacy bool) (*mwemRun, error) {
 			steps = mwemFactoredSteps
 		}
 		p.Params["fit_steps_per_round"] = float64(steps)
-		delete(p.Params, "passes")
-		delete(p.Params, "step")
 	}
 	p.Iterations = T
 	p.Params["T"] = float64(T)
@@ -286,11 +253,120 @@ func (s *MWEM) derive(sh *Shape, noPrivacy bool) (*mwemRun, error) {
 	p.Params["noise_counts"] = run.noiseCount
 	p.Params["passes"] = float64(run.passes)
 	p.Params["step"] = run.step
+	if sh.N > 0 && sh.Neighbours == AddRemove {
+		p.Params["sensitivity"] = run.sens
+	}
 	if sh.N > 0 && T > 0 {
-		p.Params["noise_fraction"] = run.noiseCount * maxRange / float64(sh.N)
+		p.Params["noise_fraction"] = run.noiseCount * run.maxW / float64(sh.N)
 		p.Params["select_scale"] = 2 * run.sens / run.eps0 // Gumbel scale in answer units
 	}
 	return run, nil
+}
+
+// charges sets the plan's charges, which are totals independent of T (and
+// so of n), and returns the selections' and the measurements' totals (ρ
+// for Tuned, pure ε for Paper) and the ρ of the rounds rule (mwemT). Under
+// add/remove the noisy count takes its share first.
+func (s *MWEM) charges(sh *Shape, run *mwemRun) (selTotal, measTotal, rhoT float64, err error) {
+	p := run.plan
+	b := sh.Budget
+	ar, K := sh.Neighbours == AddRemove, sh.Unit()
+	if s.Setting == Paper {
+		if ar {
+			if p.count, b.Eps, err = planCountPure("mwem (paper)", b.Eps, K); err != nil {
+				return 0, 0, 0, err
+			}
+			p.Charges = append(p.Charges, p.count.charge)
+		}
+		// ε/2 for the selections and ε/2 for the measurements, lowered by a
+		// relative 1e-9 so that the rounded-up costs fit.
+		half := b.Eps / 2 * (1 - 1e-9)
+		selTotal, measTotal = half, half
+		run.passes, run.step, run.average = mwemPaperPasses, mwemPaperStep, true
+		sel := "mwem (paper): T exponential-mechanism selections, eps/(2T) each, basic composition"
+		meas := "mwem (paper): T discrete Laplace measurements of one count, scale 2T/eps, basic composition"
+		if ar {
+			sel = "mwem (paper): T exponential-mechanism selections, eps'/(2T) each, basic composition, eps' = eps less the record count's share"
+			meas = fmt.Sprintf("mwem (paper): T discrete Laplace measurements of one count (l1 sensitivity %d), scale %d·2T/eps', basic composition", K, K)
+		}
+		p.Charges = append(p.Charges,
+			privacy.Charge{Label: sel, Cost: privacy.BoundedRangeCost(half)},
+			privacy.Charge{Label: meas, Cost: privacy.PureCost(half)})
+	} else {
+		if b.Delta == 0 {
+			return 0, 0, 0, fmt.Errorf("mwem (tuned): zCDP accounting needs δ > 0; use the paper setting for pure ε-DP: %w", ErrUnsupported)
+		}
+		rho, _ := b.Rho(sh.Conversion)
+		p.Params["rho"] = rho
+		if ar {
+			if p.count, rho, err = planCountZCDP("mwem (tuned)", rho, K); err != nil {
+				return 0, 0, 0, err
+			}
+			p.Charges = append(p.Charges, p.count.charge)
+		}
+		share := s.SelectShare
+		if share == 0 {
+			share = mwemSelectShare
+		}
+		selTotal = share * rho * (1 - 1e-9)
+		measTotal = (1 - share) * rho * (1 - 1e-9)
+		run.passes, run.step = mwemTunedPasses, mwemTunedStep
+		sel := "mwem (tuned): T exponential-mechanism selections, eps0^2/8 each, zCDP composition"
+		meas := "mwem (tuned): T discrete Gaussian measurements of one count (l2 sensitivity 1), zCDP composition"
+		if ar {
+			sel += ", on rho' = rho less the record count's share"
+			meas = fmt.Sprintf("mwem (tuned): T discrete Gaussian measurements of one count (l2 sensitivity %d), zCDP composition, on rho' = rho less the record count's share", K)
+		}
+		p.Charges = append(p.Charges,
+			privacy.Charge{Label: sel, Cost: privacy.ZCDPCost(selTotal)},
+			privacy.Charge{Label: meas, Cost: privacy.ZCDPCost(measTotal)})
+		p.Params["select_share"] = share
+		return selTotal, measTotal, rho, nil
+	}
+	// The rounds rule reads the budget's zCDP equivalent (ε²/2 if pure).
+	rhoT = b.Eps * b.Eps / 2
+	if b.Delta > 0 {
+		if rhoT, err = b.Rho(sh.Conversion); err != nil {
+			return 0, 0, 0, err
+		}
+	}
+	return selTotal, measTotal, rhoT, nil
+}
+
+// rounds sets the per-round parameters, which split the charges' totals
+// over the T rounds: the selection's ε0 and the measurement's noise, of
+// sensitivity K (1 under replace-one) in counts.
+func (r *mwemRun) rounds(sh *Shape, selTotal, measTotal float64) error {
+	p, T := r.plan, r.T
+	K := float64(sh.Unit())
+	if T == 0 {
+		p.Warnings = append(p.Warnings, "mwem: T depends on n, unknown at plan time")
+		return nil
+	}
+	if p.Setting == Paper {
+		r.eps0 = selTotal / float64(T)
+		scale := K * float64(T) / measTotal
+		lap, err := privacy.NewDiscreteLaplace(scale)
+		if err != nil {
+			return fmt.Errorf("mwem: %w", err)
+		}
+		if got := lap.Cost(K).Eps * float64(T); got > measTotal*(1+1e-12) {
+			return fmt.Errorf("mwem: internal error: measurement cost %v over %v", got, measTotal)
+		}
+		r.lap, r.noiseCount = lap, scale
+		return nil
+	}
+	r.eps0 = privacy.CalibrateExponential(selTotal, T)
+	sigma := privacy.CalibrateGaussian(measTotal, T, K)
+	g, err := privacy.NewDiscreteGaussian(sigma)
+	if err != nil {
+		return fmt.Errorf("mwem: %w", err)
+	}
+	if got := g.Cost(K).Rho * float64(T); got > measTotal {
+		return fmt.Errorf("mwem: internal error: measurement cost %v over %v", got, measTotal)
+	}
+	r.gauss, r.noiseCount = g, sigma
+	return nil
 }
 
 // mwemState is one run in progress: Solve is newMWEMState, T calls of step
@@ -338,20 +414,30 @@ func newMWEMState(run *mwemRun, p *Problem, traceEvery int, under float64) (*mwe
 	for i := range st.w {
 		st.w[i] = 1 / float64(k)
 	}
+	if err := mwemCounts(p, st.weight, st.counts); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// mwemCounts writes each query's weight (its largest value) and exact count
+// N·a_j/weight (N = n, or n̂ on a problem normalised by it, where the answers
+// are fractions of n̂), refusing answers that are not counts.
+func mwemCounts(p *Problem, weight, counts []float64) error {
 	n := float64(p.N)
-	for j := range m {
+	for j := range weight {
 		_, hi := p.Op.Range(j)
-		st.weight[j] = hi
+		weight[j] = hi
 		if hi == 0 {
 			continue
 		}
 		c := p.Answers[j] * n / hi
 		if r := math.Round(c); math.Abs(c-r) > 1e-6*max(1, r) {
-			return nil, fmt.Errorf("mwem: answer %d (%v) is not a count over n = %d", j, p.Answers[j], p.N)
+			return fmt.Errorf("mwem: answer %d (%v) is not a count over n = %d", j, p.Answers[j], p.N)
 		}
-		st.counts[j] = math.Round(c)
+		counts[j] = math.Round(c)
 	}
-	return st, nil
+	return nil
 }
 
 // step runs round t (1-based).
@@ -489,24 +575,30 @@ func (s *MWEM) Solve(ctx context.Context, p *Problem) (*Result, error) {
 	if err := check(p); err != nil {
 		return nil, err
 	}
-	run, err := s.derive(&p.Shape, p.noPrivacy)
+	derive := func(sh *Shape) (*Plan, *mwemRun, error) {
+		r, err := s.derive(sh, p.noPrivacy)
+		if err != nil {
+			return nil, nil, err
+		}
+		return r.plan, r, nil
+	}
+	var valid func(*mwemRun) error
+	if p.Model != Factored {
+		// The answers must be counts: checked before any charge.
+		valid = func(*mwemRun) error {
+			m := p.Op.M()
+			return mwemCounts(p, make([]float64, m), make([]float64, m))
+		}
+	}
+	p, _, run, err := begin(ctx, p, derive, valid)
 	if err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	if p.Model == Factored {
-		if err := p.charge(run.plan); err != nil {
-			return nil, err
-		}
 		return s.solveFactored(ctx, p, run)
 	}
 	st, err := newMWEMState(run, p, s.TraceEvery, s.underNoise)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.charge(run.plan); err != nil {
 		return nil, err
 	}
 	for t := 1; t <= run.T; t++ {
@@ -529,7 +621,7 @@ func (s *MWEM) Solve(ctx context.Context, p *Problem) (*Result, error) {
 func (r *mwemRun) bounds(n int) []Bound {
 	const beta = 0.05
 	T := float64(r.T)
-	maxW := r.sens * float64(n) // the largest query range
+	maxW := r.maxW // the largest query range
 	var b []Bound
 	if r.gauss != nil {
 		// Discrete Gaussian: P(|Z| >= x) <= 2·exp(−x²/(2σ²)) (CKS 2020,

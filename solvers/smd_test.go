@@ -76,9 +76,13 @@ func TestSMDPlanErrors(t *testing.T) {
 	fx := small(t)
 	b := privacy.Budget{Eps: 1, Delta: 1e-9}
 	for _, set := range []Setting{Tuned, Paper} {
-		_, err := (&SMD{Setting: set}).Plan(&Shape{Budget: b, N: 100, Workload: fx.wl, Neighbours: AddRemove})
+		// Units of several records need add/remove neighbours.
+		_, err := (&SMD{Setting: set}).Plan(&Shape{Budget: b, N: 100, Workload: fx.wl, Neighbours: ReplaceOne, UnitRows: 2})
 		if !errors.Is(err, ErrUnsupported) {
-			t.Errorf("%v under add/remove: err = %v, want ErrUnsupported", set, err)
+			t.Errorf("%v under replace-one with UnitRows = 2: err = %v, want ErrUnsupported", set, err)
+		}
+		if _, err := (&SMD{Setting: set}).Plan(&Shape{Budget: b, Workload: fx.wl, UnitRows: -1}); err == nil {
+			t.Errorf("%v with UnitRows = -1: no error", set)
 		}
 	}
 	for _, c := range []struct {
