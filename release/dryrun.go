@@ -231,10 +231,9 @@ func planNoise(plan *solvers.Plan, dom *universe.Domain) ([]PreviewNoise, string
 	}
 	if plan.Solver == "mwem" && plan.Iterations > 0 {
 		// Tuned MWEM measures one count per round with a discrete Gaussian
-		// of ℓ2 sensitivity 1: ρ_each = ρ_meas/T, σ = 1/√(2ρ_each).
+		// whose σ (counts, K included) the plan records.
 		for _, c := range plan.Charges {
-			if c.Kind == privacy.ZCDP && strings.Contains(c.Label, "Gaussian measurements of one count") && c.Rho > 0 {
-				sigma := 1 / math.Sqrt(2*c.Rho/float64(plan.Iterations))
+			if sigma := plan.Params["noise_counts"]; c.Kind == privacy.ZCDP && strings.Contains(c.Label, "Gaussian measurements of one count") && sigma > 0 {
 				out = append(out, PreviewNoise{Table: fmt.Sprintf("each of the %d measured counts", plan.Iterations), Cells: 1, Sigma: sigma, HalfWidth95: z95 * sigma})
 			}
 		}

@@ -25,7 +25,7 @@ func BenchmarkProjectStep(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			ms, err := measure(p, plan.groups, p.Neighbours)
+			ms, err := measure(p, plan.groups, p.Neighbours, plan.count)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -144,7 +144,10 @@ func marginalWorkload(w *query.Workload, groups []group) (*query.Workload, error
 // and Steinke 2020) on an integer count vector of squared ℓ2 sensitivity
 // g.sens2, ρ = sens2/(2σ²); the charges were computed by calibrate.
 // Everything after the noise is post-processing.
-func measure(p *Problem, groups []group, nb Neighbours) (*measured, error) {
+//
+// Under add/remove n̂ comes from count (a noisy record count) when the plan
+// has one, else from the marginal groups' noisy totals.
+func measure(p *Problem, groups []group, nb Neighbours, count *countPlan) (*measured, error) {
 	w := p.Workload
 	mw, err := marginalWorkload(w, groups)
 	if err != nil {
@@ -255,7 +258,13 @@ func measure(p *Problem, groups []group, nb Neighbours) (*measured, error) {
 	}
 	// The count the fractions are relative to.
 	nHat := n
-	if nb == AddRemove {
+	switch {
+	case nb == AddRemove && count != nil:
+		nHat = float64(count.estimate(p.Rand, p.N))
+		if p.noPrivacy {
+			nHat = n
+		}
+	case nb == AddRemove:
 		// Inverse-variance weighted mean of the groups' noisy totals, for
 		// the groups whose counts sum to n (marginal tables).
 		var ms, mv []float64

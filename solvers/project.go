@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dpsynth/synth/internal/par"
+	"github.com/dpsynth/synth/privacy"
 	"github.com/dpsynth/synth/query"
 )
 
@@ -38,7 +39,9 @@ import (
 // (Shape.UnitRows) a marginal table has sensitivity K, a counting query K,
 // the prefix counts K√v (a unit's change is the sum of K records' changes,
 // which may all fall in one cell), and n is estimated from the noisy tables
-// (post-processing). ρ =
+// (post-processing) — or, when the plan measures no marginal table (the
+// paper setting; a workload of ranges and predicates only), from a noisy
+// record count (sensitivity K) that takes CountShare of ρ. ρ =
 // Δ²/(2σ²) per group, composed by adding ρ (zCDP); the groups' shares sum to
 // the budget's ρ. The fit is post-processing.
 type Project struct {
@@ -134,19 +137,28 @@ func (s *Project) Plan(sh *Shape) (*Plan, error) {
 	}
 	plan := &Plan{Solver: s.Name(), Setting: s.Setting, Params: map[string]float64{"rho": rho}}
 	if sh.Model == Factored {
-		if sh.Neighbours == AddRemove && s.Setting == Paper {
-			return nil, fmt.Errorf("project (paper): add/remove neighbours need marginal tables to estimate the private n, and the paper setting measures only the workload's own answers (use the tuned setting): %w", ErrUnsupported)
-		}
+		// Every factored plan measures marginal tables, whose noisy totals
+		// estimate n under add/remove.
 		if err := s.planFactored(&pub, plan, rho); err != nil {
 			return nil, err
 		}
 		return plan, nil
 	}
+	// Under add/remove n is estimated from the noisy totals of the measured
+	// marginal tables; a plan that measures none (the paper setting, or a
+	// workload of ranges and predicates only) spends CountShare of ρ on a
+	// noisy record count instead.
+	if sh.Neighbours == AddRemove && !s.measuresMarginals(w) {
+		c, rest, err := planCountZCDP(s.Name(), rho, sh.Unit())
+		if err != nil {
+			return nil, err
+		}
+		plan.count = c
+		c.params(plan)
+		rho = rest
+	}
 	var groups []group
 	if s.Setting == Paper {
-		if sh.Neighbours == AddRemove {
-			return nil, fmt.Errorf("project (paper): add/remove neighbours need marginal tables to estimate the private n, and the paper setting measures only the workload's own answers (use the tuned setting): %w", ErrUnsupported)
-		}
 		for f := range w.Families() {
 			groups = append(groups, group{family: f, sens2: familySens2(w, f, sh)})
 		}
@@ -186,12 +198,23 @@ func (s *Project) Plan(sh *Shape) (*Plan, error) {
 		}
 		plan.Charges = calibrate(groups, share, rho, w, s.Name())
 	}
+	if plan.count != nil {
+		plan.Charges = append([]privacy.Charge{plan.count.charge}, plan.Charges...)
+	}
 	plan.Params["groups"] = float64(len(groups))
 	if pub.N > 0 {
 		plan.Params["sigma_fraction"] = groups[len(groups)-1].sigma / float64(pub.N)
 	}
 	plan.groups = groups
 	return plan, nil
+}
+
+// measuresMarginals reports whether the explicit plan measures marginal
+// tables: the tuned setting measures the downward closure of the workload's
+// marginal sets (if it has any); the paper setting measures the workload's
+// own answers only.
+func (s *Project) measuresMarginals(w *query.Workload) bool {
+	return s.Setting == Tuned && len(w.Marginals()) > 0
 }
 
 // rule returns the orders the Tuned setting measures (see Plan).
@@ -279,7 +302,7 @@ func (s *Project) Solve(ctx context.Context, p *Problem) (*Result, error) {
 		return nil, err
 	}
 	start := time.Now()
-	ms, err := measure(p, plan.groups, p.Neighbours)
+	ms, err := measure(p, plan.groups, p.Neighbours, plan.count)
 	if err != nil {
 		return nil, err
 	}

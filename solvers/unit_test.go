@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dpsynth/synth/privacy"
+	"github.com/dpsynth/synth/query"
 )
 
 // TestProjectUnitSensitivity: under add/remove of a unit of up to K
@@ -94,7 +95,7 @@ func TestProjectUnitNoise(t *testing.T) {
 	for rep := range reps {
 		p := &Problem{Shape: sh, Counts: fx.counts, Rand: privacy.NewSeeded(uint64(rep + 1))}
 		p.N = int(n)
-		ms, err := measure(p, plan.groups, AddRemove)
+		ms, err := measure(p, plan.groups, AddRemove, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,6 +147,63 @@ func TestFactoredScoreSensitivity(t *testing.T) {
 	}{{AddRemove, 4, 4 * one}, {AddRemove, 64, 64 * one}, {ReplaceOne, 1, 2 * one}} {
 		if got := sens(tc.nb, tc.k); got != tc.want {
 			t.Errorf("score sensitivity (%v, K = %d) = %v, want %v", tc.nb, tc.k, got, tc.want)
+		}
+	}
+}
+
+// TestProjectNoisyCount: under add/remove a project plan that measures no
+// marginal table (the paper setting, or a workload of ranges and
+// predicates only) spends CountShare of ρ on a noisy record count of
+// sensitivity K, charged first, and the whole plan still spends the budget's
+// ρ; the solve estimates n from it.
+func TestProjectNoisyCount(t *testing.T) {
+	fx := small(t)
+	ranges, err := query.Parse([]byte(`{"families": [
+		{"type": "range", "attribute": "age", "lo": "2", "hi": "5"},
+		{"type": "prefixes", "attribute": "race"},
+		{"type": "predicate", "where": [{"attribute": "sex", "in": ["1"]}]}
+	]}`), fx.dom)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := privacy.Budget{Eps: 1, Delta: 1e-9}
+	rho, _ := b.Rho(privacy.Tight)
+	for _, tc := range []struct {
+		name string
+		s    *Project
+		wl   *query.Workload
+	}{{"paper", &Project{Setting: Paper}, fx.wl}, {"ranges", &Project{}, ranges}} {
+		for _, k := range []int{1, 4} {
+			plan, err := tc.s.Plan(&Shape{Budget: b, Workload: tc.wl, UnitRows: k})
+			if err != nil {
+				t.Fatalf("%s, K = %d: %v", tc.name, k, err)
+			}
+			first := plan.Charges[0]
+			if want := fmt.Sprintf("discrete Gaussian on the record count (ℓ2 sensitivity %d counts", k); !strings.Contains(first.Label, want) {
+				t.Errorf("%s, K = %d: first charge %q, want the record count's (%q)", tc.name, k, first.Label, want)
+			}
+			if r := first.Rho / rho; math.Abs(r-CountShare) > 1e-6 {
+				t.Errorf("%s, K = %d: the count costs %.6g of ρ, want %v", tc.name, k, r, CountShare)
+			}
+			if tot := plan.Total(); tot > rho || tot < rho*(1-1e-8) {
+				t.Errorf("%s, K = %d: plan spends ρ %v of %v", tc.name, k, tot, rho)
+			}
+		}
+		op, err := tc.wl.Compile(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		led, _ := privacy.NewLedger(b, nil)
+		p := &Problem{Shape: Shape{Budget: b, Workload: tc.wl, N: int(fx.counts.Total())}, Op: op, Counts: fx.counts,
+			Answers: tc.wl.AnswerCounts(fx.counts, make([]float64, tc.wl.M())), Rand: privacy.NewSeeded(3), Ledger: led}
+		res, err := tc.s.Solve(t.Context(), p)
+		op.Close()
+		if err != nil {
+			t.Fatalf("%s: Solve: %v", tc.name, err)
+		}
+		n, nHat := float64(fx.counts.Total()), res.Plan.Params["n_estimate"]
+		if math.Abs(nHat-n) > 0.01*n {
+			t.Errorf("%s: n̂ = %v, want n = %v within 1%% (σ is about 58 records)", tc.name, nHat, n)
 		}
 	}
 }
