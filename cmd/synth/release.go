@@ -259,11 +259,11 @@ func printOutcome(e *env, out *release.Outcome) {
 	}
 	fmt.Fprintf(w, "privacy: (ε = %.6g, δ = %g) spent of (ε = %g, δ = %g) by %s (%s); randomness %s\n",
 		out.Spent, out.Delta, out.Epsilon, out.Delta, out.Solver, setting, out.Randomness)
-	unit := out.Unit
-	if unit == release.UnitText("", 1) {
-		unit += " (a person with several rows is protected as several units: give --privacy-unit COLUMN --max-rows-per-unit K)"
+	hint := ""
+	if out.Unit == release.UnitText("", 1) && out.Relation == solvers.AddRemove.Flag() {
+		hint = " (a person with several rows needs --privacy-unit COLUMN)"
 	}
-	fmt.Fprintf(w, "privacy unit: %s; neighbours: %s\n", unit, out.Relation)
+	fmt.Fprintf(w, "privacy unit: %s, %s neighbours%s\n", out.Unit, out.Relation, hint)
 	if out.Errors != nil {
 		fmt.Fprintf(w, "workload error of the rows (internal, not DP): max %.4g, mean %.3g, RMSE %.3g\n",
 			out.Errors.Max, out.Errors.Mean, out.Errors.RMSE)
