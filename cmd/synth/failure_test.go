@@ -209,18 +209,30 @@ func TestReleaseBudgetRefused(t *testing.T) {
 	}
 }
 
-// TestReleasePaperAddRemoveRefused: the paper setting of project has no
-// estimate of a private n; it is refused at plan time (the data is a FIFO
-// that would block if opened), exit 2.
-func TestReleasePaperAddRemoveRefused(t *testing.T) {
-	data := fifo(t)
+// TestReleasePaperAddRemove: the paper setting of project measures no
+// marginal table, so under add/remove (the default) it spends a share of its
+// budget on a noisy record count, which the manifest lists first.
+func TestReleasePaperAddRemove(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
-	r := inProcess(t, "release", "--data", data, "--domain", filepath.Join(rawDir, "adult-raw-domain.json"),
-		"--marginals", "2", "--epsilon", "1", "--setting", "paper", "--neighbours", "add-remove", "--out", out)
-	if r.code != ExitUsage || !strings.Contains(r.stderr, "paper setting") {
-		t.Fatalf("release --setting paper --neighbours add-remove: %s\nwant exit %d naming the paper setting", r, ExitUsage)
+	r := inProcess(t, "release", "--data", filepath.Join(rawDir, "adult-raw.csv"), "--domain", filepath.Join(rawDir, "adult-raw-domain.json"),
+		"--marginals", "2", "--epsilon", "1", "--setting", "paper", "--seed", "1", "--out", out)
+	if r.code != ExitOK {
+		t.Fatalf("release --setting paper: %s", r)
 	}
-	noOutput(t, out)
+	b, err := os.ReadFile(filepath.Join(out, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := release.ParseManifest(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Privacy.Charges) == 0 || !strings.Contains(m.Privacy.Charges[0].Label, "discrete Gaussian on the record count (ℓ2 sensitivity 1 counts") {
+		t.Errorf("manifest charges %+v: want the record count's first", m.Privacy.Charges)
+	}
+	if m.Privacy.Relation != "add-remove" || m.Privacy.Unit == nil || m.Privacy.Unit.MaxRows != 1 {
+		t.Errorf("manifest privacy %+v: want add-remove of one row", m.Privacy)
+	}
 }
 
 // TestReleaseInterrupted starts a release of 10^7 rows, which spends about
