@@ -1,20 +1,14 @@
 package release
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"regexp"
-	"sort"
 	"strings"
 	"testing"
-
-	"github.com/parquet-go/parquet-go"
 
 	"github.com/dpsynth/synth/solvers"
 	"github.com/dpsynth/synth/universe"
@@ -189,109 +183,14 @@ func nbRun(t *testing.T, dir string, rows []nbRow, set func(*Config)) (map[strin
 	return publicArtefacts(t, cfg), nil
 }
 
-// publicArtefacts reads every public file of a release, with the documented
-// noisy fields and the timestamps masked.
+// publicArtefacts is PublicFiles of a release, failing the test on error.
 func publicArtefacts(t *testing.T, cfg *Config) map[string]string {
 	t.Helper()
-	noisy := cfg.Neighbours == solvers.AddRemove
-	out := map[string]string{}
-	ents, err := os.ReadDir(cfg.Out)
+	out, err := PublicFiles(cfg.Out, cfg.Neighbours == solvers.AddRemove)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range ents {
-		names = append(names, e.Name())
-	}
-	sort.Strings(names)
-	out["file names"] = strings.Join(names, " ")
-	man, err := os.ReadFile(filepath.Join(cfg.Out, ManifestFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out["manifest.json"] = maskManifest(t, man, noisy)
-	var labels []string
-	var m Manifest
-	if err := json.Unmarshal(man, &m); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range m.Privacy.Charges {
-		labels = append(labels, c.Label)
-	}
-	out["charge labels"] = strings.Join(labels, "\n")
-	pq, err := os.ReadFile(filepath.Join(cfg.Out, SyntheticFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := parquet.OpenFile(bytes.NewReader(pq), int64(len(pq)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, kv := range f.Metadata().KeyValueMetadata {
-		v := kv.Value
-		if kv.Key == ManifestKey {
-			v = maskManifest(t, []byte(v), noisy)
-		}
-		out["parquet metadata "+kv.Key] = v
-	}
-	if cfg.PublicReport {
-		for _, name := range []string{ReportJSONFile, ReportHTMLFile} {
-			b, err := os.ReadFile(filepath.Join(cfg.Out, name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			s := string(b)
-			if noisy {
-				// Under add/remove the row count and the bounds (noise scales
-				// as fractions of the private n's estimate) are noisy outputs.
-				s = numberRE.ReplaceAllString(s, "#")
-			}
-			out["public "+name] = s
-		}
 	}
 	return out
-}
-
-var numberRE = regexp.MustCompile(`[0-9][0-9.eE+\-]*`)
-
-// maskManifest removes the timestamps and, under add/remove, the noisy
-// output row count.
-func maskManifest(t *testing.T, b []byte, noisy bool) string {
-	t.Helper()
-	var v map[string]any
-	if err := json.Unmarshal(b, &v); err != nil {
-		t.Fatalf("manifest: %v", err)
-	}
-	delete(v, "started")
-	delete(v, "finished")
-	// The factored model's cliques follow the sets the adaptive rounds
-	// selected: a noisy output.
-	if sv, ok := v["solver"].(map[string]any); ok {
-		if _, ok := sv["cliques"]; ok {
-			sv["cliques"] = "noisy"
-		}
-	}
-	if noisy {
-		if o, ok := v["output"].(map[string]any); ok {
-			o["rows"] = "noisy"
-		}
-		// The seed solvers' iteration counts follow the noisy n̂, and so do
-		// the numbers of the warnings that state them ("T capped …", "δ is
-		// at least 1/n (n = n̂ …)").
-		if sv, ok := v["solver"].(map[string]any); ok {
-			sv["iterations"] = "noisy"
-		}
-		if ws, ok := v["warnings"].([]any); ok {
-			for i, w := range ws {
-				ws[i] = numberRE.ReplaceAllString(fmt.Sprint(w), "#")
-			}
-		}
-	}
-	s, err := json.MarshalIndent(v, "", " ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(s)
 }
 
 func TestNeighbourPublicFiles(t *testing.T) {
