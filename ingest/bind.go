@@ -12,6 +12,7 @@ import (
 type binding struct {
 	attrCol  []int // attribute i is read from column attrCol[i]
 	countCol int   // the count column, or -1
+	unitCol  int   // the privacy unit's column, or -1
 	names    []string
 }
 
@@ -25,13 +26,16 @@ func bind(file string, names []string, dom *universe.Domain, opts *Options) (*bi
 			return nil, &DataError{File: file, Column: countColumn, Err: fmt.Errorf("%w: %q names both the count column and an attribute of the domain", ErrCountConflict, countColumn)}
 		}
 	}
-	b := &binding{attrCol: make([]int, dom.Len()), countCol: -1, names: names}
+	b := &binding{attrCol: make([]int, dom.Len()), countCol: -1, unitCol: -1, names: names}
 	for i := range b.attrCol {
 		b.attrCol[i] = -1
 	}
 	attrs := "domain attributes: " + quoteList(dom.Names())
 	if countColumn != "" {
 		attrs += "; count column: " + strconv.Quote(countColumn)
+	}
+	if opts.PrivacyUnit != "" {
+		attrs += "; privacy unit: " + strconv.Quote(opts.PrivacyUnit)
 	}
 	seen := make(map[string]int, len(names))
 	var extra []string
@@ -48,6 +52,10 @@ func bind(file string, names []string, dom *universe.Domain, opts *Options) (*bi
 			b.countCol = j
 			continue
 		}
+		if opts.PrivacyUnit != "" && n == opts.PrivacyUnit {
+			b.unitCol = j
+			continue
+		}
 		if !opts.ignores(n) {
 			extra = append(extra, n)
 		}
@@ -60,6 +68,9 @@ func bind(file string, names []string, dom *universe.Domain, opts *Options) (*bi
 	}
 	if countColumn != "" && b.countCol < 0 {
 		missing = append(missing, countColumn)
+	}
+	if opts.PrivacyUnit != "" && b.unitCol < 0 {
+		missing = append(missing, opts.PrivacyUnit)
 	}
 	switch {
 	case len(extra) > 0:

@@ -40,6 +40,10 @@ var chunkPool = sync.Pool{New: func() any { b := make([]byte, 0, chunkBytes); re
 // ends a record) that the workers parse in parallel, each with Arrow's CSV
 // reader, so that parsing uses every core.
 func ReadCSV(ctx context.Context, r io.Reader, name string, dom *universe.Domain, opts Options) (*universe.Counts, *Stats, error) {
+	return withUnits(ctx, name, dom, opts, func(o Options) (*universe.Counts, *Stats, error) { return readCSV(ctx, r, name, dom, o) })
+}
+
+func readCSV(ctx context.Context, r io.Reader, name string, dom *universe.Domain, opts Options) (*universe.Counts, *Stats, error) {
 	raw := &srcReader{r: r}
 	text, kind, closeText, err := decompress(newPeekReader(raw), raw)
 	if err != nil {

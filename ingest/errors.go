@@ -28,6 +28,7 @@ var (
 	ErrCountOverflows = errors.New("total count exceeds 2^63-1")
 	ErrMixedFormats   = errors.New("mixed formats")
 	ErrNestedFolder   = errors.New("nested folder")
+	ErrUnitConflict   = errors.New("privacy unit column conflict")
 )
 
 // MaxReported is the number of bad values a DataError lists; the others

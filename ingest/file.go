@@ -37,6 +37,10 @@ const stdinName = "stdin"
 // *NoFilesError (which errors.Is fs.ErrNotExist); see ReadCSV and
 // ReadParquet for the rest.
 func ReadFile(ctx context.Context, path string, dom *universe.Domain, opts Options) (*universe.Counts, *Stats, error) {
+	return withUnits(ctx, path, dom, opts, func(o Options) (*universe.Counts, *Stats, error) { return readFile(ctx, path, dom, o) })
+}
+
+func readFile(ctx context.Context, path string, dom *universe.Domain, opts Options) (*universe.Counts, *Stats, error) {
 	if path == Stdin {
 		return readStdin(ctx, dom, opts)
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dpsynth/synth/contrib"
 	"github.com/dpsynth/synth/universe"
 )
 
@@ -76,6 +77,25 @@ type Options struct {
 
 	// Stdin is what ReadFile reads for the path "-" (nil: os.Stdin).
 	Stdin io.Reader
+
+	// PrivacyUnit names the column that identifies a privacy unit (a
+	// person, an account); "" makes every row its own unit. With it, each
+	// unit keeps at most MaxRowsPerUnit rows, chosen by the rule of package
+	// contrib keyed by UnitSalt, before anything is counted (across every
+	// part file), and the returned counts are the kept rows. The column may
+	// be text, an integer, a float, a boolean or a dictionary of them; a
+	// null or empty unit is a bad value. Its values never appear in an
+	// error. It must not be an attribute of the domain.
+	PrivacyUnit    string
+	MaxRowsPerUnit int
+	UnitSalt       contrib.Salt
+	// UnitMemory bounds the grouping by unit (about UnitEntryBytes per
+	// distinct (unit, cell) pair) before it spills to files in SpillDir
+	// (0: DefaultUnitMemory; "": os.TempDir()).
+	UnitMemory uint64
+	SpillDir   string
+
+	grouping *grouping // the read's grouping by unit, shared by its part files
 }
 
 // Domain returns dom projected onto Columns (when set) and without
@@ -141,6 +161,16 @@ type Stats struct {
 	// Repairs holds the repairs made under the Policy, one entry per
 	// attribute in domain order.
 	Repairs []Repairs
+
+	// With Options.PrivacyUnit: the distinct units, the rows dropped beyond
+	// MaxRowsPerUnit, how many rows the units have, and the counts of every
+	// row before the bound (N and Distinct describe the kept rows). All of
+	// them are exact statistics of the private data: for the operator and
+	// the internal report only.
+	Units           int64
+	UnitRowsDropped int64
+	RowsPerUnit     *UnitSummary
+	AllCounts       *universe.Counts
 }
 
 // Repairs counts the values of one attribute changed by a Policy.

@@ -29,6 +29,10 @@ type ReaderAtSeeker interface {
 // after the other (see docs/BENCHMARKS.md for the comparison with
 // parquet-go that chose it).
 func ReadParquet(ctx context.Context, r ReaderAtSeeker, name string, dom *universe.Domain, opts Options) (*universe.Counts, *Stats, error) {
+	return withUnits(ctx, name, dom, opts, func(o Options) (*universe.Counts, *Stats, error) { return readParquet(ctx, r, name, dom, o) })
+}
+
+func readParquet(ctx context.Context, r ReaderAtSeeker, name string, dom *universe.Domain, opts Options) (*universe.Counts, *Stats, error) {
 	pf, err := file.NewParquetReader(r)
 	if err != nil {
 		return nil, nil, parquetErr(name, 0, err)

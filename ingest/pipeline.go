@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/csv"
 
+	"github.com/dpsynth/synth/contrib"
 	"github.com/dpsynth/synth/universe"
 )
 
@@ -177,8 +178,14 @@ type feeder func(emit func(job) bool) error
 // column is one input column the workers encode, in input order.
 type column struct {
 	field int // position in the record batch
-	attr  int // attribute index, or -1 for the count column
+	attr  int // attribute index, or countAttr, or unitAttr
 }
+
+// The attr of the count column and of the privacy unit's column.
+const (
+	countAttr = -1
+	unitAttr  = -2
+)
 
 // count runs the pipeline over the jobs of feed.
 func count(ctx context.Context, src *source, dom *universe.Domain, opts *Options, feed feeder) (*universe.Counts, *Stats, error) {
@@ -269,6 +276,10 @@ func (j *job) release() {
 // columns as in ReadParquet); name is used in errors and Stats. It takes
 // ownership of nothing: the caller still releases rr. Stats.Format is Auto.
 func ReadRecords(ctx context.Context, rr array.RecordReader, name string, dom *universe.Domain, opts Options) (*universe.Counts, *Stats, error) {
+	return withUnits(ctx, name, dom, opts, func(o Options) (*universe.Counts, *Stats, error) { return readRecords(ctx, rr, name, dom, o) })
+}
+
+func readRecords(ctx context.Context, rr array.RecordReader, name string, dom *universe.Domain, opts Options) (*universe.Counts, *Stats, error) {
 	sc := rr.Schema()
 	names := make([]string, sc.NumFields())
 	for i := range names {
@@ -315,7 +326,10 @@ func plan(file string, sc *arrow.Schema, b *binding) ([]column, error) {
 		attrOf[f] = a
 	}
 	if b.countCol >= 0 {
-		attrOf[b.countCol] = -1
+		attrOf[b.countCol] = countAttr
+	}
+	if b.unitCol >= 0 {
+		attrOf[b.unitCol] = unitAttr
 	}
 	cols := make([]column, 0, len(attrOf))
 	for f := range sc.NumFields() {
@@ -324,6 +338,13 @@ func plan(file string, sc *arrow.Schema, b *binding) ([]column, error) {
 			continue
 		}
 		field := sc.Field(f)
+		if a == unitAttr {
+			if !unitSupported(field.Type) {
+				return nil, unitColumnErr(file, field)
+			}
+			cols = append(cols, column{field: f, attr: a})
+			continue
+		}
 		if !supported(field.Type) {
 			return nil, &DataError{File: file, Column: field.Name, Err: fmt.Errorf("%w %s (want strings, integers, floats or a dictionary of them)", ErrColumnType, field.Type)}
 		}
@@ -401,6 +422,14 @@ type worker struct {
 	dict    []int // codes of dictionary entries, -1 until used
 	dictRep []universe.Repair
 
+	// With a privacy unit: the grouping, the salt, the batch's unit IDs and
+	// scratch for a unit's text and a grouping key.
+	grouping *grouping
+	salt     contrib.Salt
+	unitIDs  []contrib.ID
+	unitBuf  []byte
+	key      []byte
+
 	res      *result   // of the current job
 	start    int64     // rows of the job before the current batch
 	batchBad []pending // bad values of the current batch
@@ -410,9 +439,10 @@ type worker struct {
 func newWorker(src *source, dom *universe.Domain, opts *Options) *worker {
 	return &worker{
 		src: src, attrs: dom.Attrs(), pol: opts.Policy, width: dom.Len(), batch: opts.batchRows(),
-		counted: src.b.countCol >= 0,
-		counts:  universe.NewCounts(dom),
-		rep:     make([][3]int64, dom.Len()),
+		counted:  src.b.countCol >= 0,
+		counts:   universe.NewCounts(dom),
+		rep:      make([][3]int64, dom.Len()),
+		grouping: opts.grouping, salt: opts.UnitSalt,
 	}
 }
 
@@ -497,10 +527,13 @@ func (w *worker) encode(rec arrow.RecordBatch) {
 	for _, c := range w.src.cols {
 		arr := rec.Column(c.field)
 		w.colBad = 0
-		if c.attr >= 0 {
-			w.encodeColumn(c.attr, c.field, arr, n)
-		} else {
+		switch c.attr {
+		case countAttr:
 			w.encodeCounts(c.field, arr, n)
+		case unitAttr:
+			w.encodeUnits(c.field, arr, n)
+		default:
+			w.encodeColumn(c.attr, c.field, arr, n)
 		}
 	}
 	if w.res.nbad > before {
@@ -509,6 +542,14 @@ func (w *worker) encode(rec arrow.RecordBatch) {
 		return
 	}
 	if w.res.nbad > 0 {
+		return
+	}
+	if w.grouping != nil {
+		var weights []int64
+		if w.counted {
+			weights = w.weights
+		}
+		w.key = w.grouping.addBatch(w.unitIDs, w.codes, w.width, weights, w.key)
 		return
 	}
 	for i := range n {
