@@ -164,7 +164,11 @@ type Outcome struct {
 	Rows  int64    `json:"rows"`
 	// Records is the true number of records read. Under add/remove
 	// neighbours it is private (RecordsPrivate): for the operator only.
-	Records        int64   `json:"records"`
+	Records int64 `json:"records"`
+	// RecordsKept, with a privacy unit, is how many of the records the
+	// bound of MaxRowsPerUnit kept (Records counts every row read); private
+	// like Records.
+	RecordsKept    int64   `json:"records_kept,omitempty"`
 	RecordsPrivate bool    `json:"records_private,omitempty"`
 	Holdout        int64   `json:"holdout_records,omitempty"`
 	Solver         string  `json:"solver"`

@@ -118,9 +118,14 @@ func publicMetadata(out map[string]string, dir string, files []string, addRemove
 
 var numberRE = regexp.MustCompile(`[0-9][0-9.eE+\-]*`)
 
+// noisyWarning matches the warnings whose numbers follow the noisy n̂
+// under add/remove: a solver's capped iteration count, a paper formula's
+// condition on n, and the δ ≥ 1/n check against n̂.
+var noisyWarning = regexp.MustCompile(`capped [0-9]|: n = [0-9]|is at least 1/n \(n = `)
+
 // maskManifest removes the timestamps and the noisy outputs: the factored
 // model's cliques and, under add/remove, the row count, the seed solvers'
-// iteration counts and the numbers of the warnings (they follow n̂).
+// iteration counts and the numbers of the warnings that follow n̂.
 func maskManifest(b []byte, addRemove bool) (string, error) {
 	var v map[string]any
 	if err := json.Unmarshal(b, &v); err != nil {
@@ -144,7 +149,9 @@ func maskManifest(b []byte, addRemove bool) (string, error) {
 		}
 		if ws, ok := v["warnings"].([]any); ok {
 			for i, w := range ws {
-				ws[i] = numberRE.ReplaceAllString(fmt.Sprint(w), "#")
+				if s := fmt.Sprint(w); noisyWarning.MatchString(s) {
+					ws[i] = numberRE.ReplaceAllString(s, "#")
+				}
 			}
 		}
 	}

@@ -87,14 +87,18 @@ type runner struct {
 
 	// Private.
 	counts, holdout *universe.Counts // nil when a source serves only marginal tables
-	data            solvers.Data     // the marginal tables: counts, or a database
-	closeData       func() error
-	internal        []string // messages for the operator only
-	warnings        []string
-	n               int64
-	op              *query.Operator // explicit model only
-	truth           []float64
-	res             *solvers.Result
+	// allCounts are every row as read, before the privacy unit's bound (nil
+	// without a unit): the internal report's truth.
+	allCounts *universe.Counts
+	allN      int64
+	data      solvers.Data // the marginal tables: counts, or a database
+	closeData func() error
+	internal  []string // messages for the operator only
+	warnings  []string
+	n         int64
+	op        *query.Operator // explicit model only
+	truth     []float64
+	res       *solvers.Result
 
 	// Output.
 	rows       int64
@@ -143,6 +147,9 @@ func (r *runner) plan() error {
 		return err
 	}
 	r.dom = dom
+	if _, ok := dom.Index(cfg.PrivacyUnit); ok && cfg.PrivacyUnit != "" {
+		return configErrorf("--privacy-unit %s is an attribute of the domain: a unit's identifier is read, never released; leave it out of the domain (or give --exclude-columns %s)", cfg.PrivacyUnit, cfg.PrivacyUnit)
+	}
 	if r.wl, r.wlDesc, err = loadWorkload(cfg.workloadSpec(), dom); err != nil {
 		return err
 	}
@@ -226,10 +233,13 @@ func (r *runner) read() error {
 		return r.readMarginalCounts()
 	}
 	r.log.Info("reading data", "file", cfg.Data)
-	counts, stats, err := ingest.ReadFile(r.ctx, cfg.Data, r.dom, cfg.Inputs.options(cfg.DataFormat, cfg.CountColumn, cfg.Policy))
+	opts := cfg.Inputs.options(cfg.DataFormat, cfg.CountColumn, cfg.Policy)
+	r.unitOptions(&opts)
+	counts, stats, err := ingest.ReadFile(r.ctx, cfg.Data, r.dom, opts)
 	if err != nil {
 		return err
 	}
+	r.unitStats(stats)
 	if counts.Total() == 0 {
 		return &DataError{File: cfg.Data, Msg: "no records to release (every count is zero)"}
 	}
@@ -658,21 +668,19 @@ func (r *runner) report() error {
 		r.reportHTML = []byte(html.String())
 		return nil
 	}
-	truthOne := NewOneWay(r.dom)
-	if r.counts != nil {
-		truthOne.AddCounts(r.counts)
-	} else if err := truthOne.addData(r.ctx, r.data); err != nil {
+	truth, truthOne, dataRows, err := r.reportTruth()
+	if err != nil {
 		return err
 	}
 	in := &eval.Input{
-		Workload: r.wl, True: r.truth, Synthetic: r.synthAns, Distribution: r.distAns,
-		DataRows: r.n, SyntheticRows: r.rows, Title: title, Solver: solverLabel,
+		Workload: r.wl, True: truth, Synthetic: r.synthAns, Distribution: r.distAns,
+		DataRows: dataRows, SyntheticRows: r.rows, Title: title, Solver: solverLabel,
 		RunTime: time.Since(r.start),
 		Privacy: privacyFacts(cfg, r.ledger), SolverParams: r.withCliques(solverParams(r.setting.String(), r.res.Plan.Params)),
 		OneWay: OneWayDists(truthOne, r.synthOne),
 	}
 	if len(r.internal) > 0 {
-		in.Note = "Repairs of the private data (internal, not DP): " + strings.Join(r.internal, "; ") + "."
+		in.Note = "About the private data (internal, not DP): " + strings.Join(r.internal, "; ") + "."
 	}
 	if r.holdout != nil {
 		in.Holdout = r.wl.AnswerCounts(r.holdout, make([]float64, r.wl.M()))
@@ -724,8 +732,9 @@ func (r *runner) commit() error {
 func (r *runner) outcome() *Outcome {
 	spent := r.ledger.Spent()
 	out := &Outcome{
-		Dir: r.od.Dir(), Files: r.man.Output.Files, Rows: r.rows, Records: r.n,
-		Solver: r.solverName, Setting: r.setting.String(), Model: r.est.Model.String(),
+		Dir: r.od.Dir(), Files: r.man.Output.Files, Rows: r.rows, Records: r.recordsRead(),
+		RecordsKept: r.keptRows(),
+		Solver:      r.solverName, Setting: r.setting.String(), Model: r.est.Model.String(),
 		Epsilon: r.cfg.Epsilon, Delta: r.cfg.Delta,
 		Spent: spent.Eps, Rho: spent.Rho, Randomness: r.man.Randomness.Source, Errors: r.metrics,
 		Warnings: r.warnings, Seconds: time.Since(r.start).Seconds(),

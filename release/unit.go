@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/dpsynth/synth/contrib"
+	"github.com/dpsynth/synth/ingest"
 	"github.com/dpsynth/synth/solvers"
 )
 
@@ -75,4 +77,72 @@ func NeighbourText(nb solvers.Neighbours, column string, k int) string {
 
 func (cfg *Config) neighbourText() string {
 	return NeighbourText(cfg.Neighbours, cfg.PrivacyUnit, cfg.unitRows())
+}
+
+// unitMemory is what the grouping by unit may hold before it spills: half
+// of what the memory cap leaves beside the release's estimate, at least
+// 64 MiB.
+func (r *runner) unitMemory() uint64 {
+	left := int64(r.cfg.memoryCap()) - int64(r.est.PeakBytes)
+	return uint64(max(left/2, 64<<20))
+}
+
+// unitOptions sets a file read's privacy-unit options: the column, K, a
+// salt drawn from the release's randomness (so that a seeded run keeps the
+// same rows) and the grouping's memory.
+func (r *runner) unitOptions(o *ingest.Options) {
+	if r.cfg.PrivacyUnit == "" {
+		return
+	}
+	o.PrivacyUnit, o.MaxRowsPerUnit = r.cfg.PrivacyUnit, r.cfg.MaxRowsPerUnit
+	o.UnitSalt = contrib.NewSalt(r.rnd.Uint64)
+	o.UnitMemory = r.unitMemory()
+}
+
+// unitStats keeps a read's unbounded counts for the internal report and
+// tells the operator what the bound did (internal, not DP).
+func (r *runner) unitStats(st *ingest.Stats) {
+	if st.AllCounts == nil {
+		return
+	}
+	r.allCounts, r.allN = st.AllCounts, st.AllCounts.Total()
+	r.internalf("privacy unit %q: %d rows of %d units read, %d rows beyond --max-rows-per-unit %d dropped, %d kept (internal, not DP)",
+		r.cfg.PrivacyUnit, st.Rows, st.Units, st.UnitRowsDropped, r.cfg.MaxRowsPerUnit, st.N)
+}
+
+// reportTruth returns what the internal report scores the rows against:
+// the table as read — with a privacy unit, every row before the bound, so
+// that the report shows the error a user of the table sees (the bound's
+// bias included) — with its one-way tables and row count.
+func (r *runner) reportTruth() ([]float64, *OneWay, int64, error) {
+	one := NewOneWay(r.dom)
+	switch {
+	case r.allCounts != nil:
+		one.AddCounts(r.allCounts)
+		return r.wl.AnswerCounts(r.allCounts, make([]float64, r.wl.M())), one, r.allN, nil
+	case r.counts != nil:
+		one.AddCounts(r.counts)
+	default:
+		if err := one.addData(r.ctx, r.data); err != nil {
+			return nil, nil, 0, err
+		}
+	}
+	return r.truth, one, r.n, nil
+}
+
+// keptRows is the rows the unit's bound kept (0 without a unit); the
+// outcome's Records is then every row read.
+func (r *runner) keptRows() int64 {
+	if r.allCounts == nil {
+		return 0
+	}
+	return r.n
+}
+
+// recordsRead is every record read (before a unit's bound).
+func (r *runner) recordsRead() int64 {
+	if r.allCounts != nil {
+		return r.allN
+	}
+	return r.n
 }

@@ -87,6 +87,7 @@ func exitCode(err error) int {
 		we *query.WorkloadError
 		tl *universe.TooLargeError
 		me *release.MemoryError
+		ge *ingest.MemoryError
 		sd *sqlsrc.DataError
 		ss *sqlsrc.SourceError
 	)
@@ -99,7 +100,7 @@ func exitCode(err error) int {
 		return ExitUsage
 	case errors.Is(err, privacy.ErrBudgetExceeded):
 		return ExitBudget
-	case errors.As(err, &me):
+	case errors.As(err, &me), errors.As(err, &ge):
 		return ExitMemory
 	case errors.As(err, &oc):
 		return ExitCantOut

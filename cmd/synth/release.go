@@ -243,11 +243,14 @@ func runRelease(ctx context.Context, e *env, o *releaseOptions) error {
 // the caller's to report).
 func printOutcome(e *env, out *release.Outcome) {
 	w := e.stdout
-	if out.RecordsPrivate {
+	switch {
+	case out.RecordsKept > 0:
+		fmt.Fprintf(w, "released %d synthetic rows from %d records, %d kept by the privacy unit's bound (the counts are internal, not DP) to %s\n", out.Rows, out.Records, out.RecordsKept, out.Dir)
+	case out.RecordsPrivate:
 		// Under add/remove neighbours n is private: the operator may see it,
 		// labelled, but it is in no public file.
 		fmt.Fprintf(w, "released %d synthetic rows from %d records (the record count is internal, not DP: n is private under add/remove) to %s\n", out.Rows, out.Records, out.Dir)
-	} else {
+	default:
 		fmt.Fprintf(w, "released %d synthetic rows from %d records to %s\n", out.Rows, out.Records, out.Dir)
 	}
 	for _, f := range out.Files {
