@@ -31,6 +31,8 @@ type inspectOptions struct {
 	Source       string
 	Table        string
 	Query        string
+	PrivacyUnit  string
+	MaxRows      int
 }
 
 func (o *inspectOptions) AddFlags(fs *pflag.FlagSet) {
@@ -40,6 +42,8 @@ func (o *inspectOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Source, "source", "", "validate and count the data in a database instead of --data: postgres://… or clickhouse://… with --table or --query")
 	fs.StringVar(&o.Table, "table", "", "the table to check (--source)")
 	fs.StringVar(&o.Query, "query", "", "a SELECT whose rows are the records (--source)")
+	fs.StringVar(&o.PrivacyUnit, "privacy-unit", "", "with --data: the column that identifies a person; prints how many rows the units have and what each --max-rows-per-unit K keeps (internal, not DP)")
+	fs.IntVar(&o.MaxRows, "max-rows-per-unit", 0, "with --privacy-unit: count the data as a release bounded to K rows per unit would")
 	fs.StringVar(&o.Solver, "solver", "project", "with a workload: the solver whose release is estimated: "+strings.Join(solvers.Names(), ", "))
 	fs.StringVar(&o.Model, "model", "auto", "with a workload: auto, explicit or factored (as synth release --model)")
 	o.MemoryCap = universe.DefaultMemoryCap
@@ -82,7 +86,16 @@ Examples:
   synth inspect --domain people.json --data wide.parquet --columns sex,age
 
 Pre-aggregated data has the attribute columns plus a count column, e.g. the
-output of: SELECT sex, age, COUNT(*) AS n FROM people GROUP BY sex, age`,
+output of: SELECT sex, age, COUNT(*) AS n FROM people GROUP BY sex, age
+
+With --privacy-unit COLUMN (and --data), prints how many rows each unit (a
+person, an account) has: the number of units, the minimum, median, 90th and
+99th percentiles and maximum of rows per unit, and for K = 1, 2, 4, … the
+share of rows a release with --max-rows-per-unit K would keep and the share
+of units it would truncate, to help choose K. These are exact statistics of
+the private data: for the operator, not for publication (internal, not DP).
+
+  synth inspect --domain ratings-domain.json --data ratings.csv --privacy-unit user_id`,
 		setup: setupFor[inspectOptions](runInspect),
 	})
 }
@@ -95,8 +108,11 @@ func runInspect(ctx context.Context, e *env, o *inspectOptions) error {
 	if err != nil {
 		return err
 	}
-	if o.Data == "" && (o.CountColumn != "" || o.Clamp || o.UnknownToOther || opts.Format != ingest.Auto || o.IgnoreExtraColumns) {
-		return usagef("--format, --count-column, --clamp, --unknown-to-other and --ignore-extra-columns need --data")
+	if o.Data == "" && (o.CountColumn != "" || o.Clamp || o.UnknownToOther || opts.Format != ingest.Auto || o.IgnoreExtraColumns || o.PrivacyUnit != "") {
+		return usagef("--format, --count-column, --clamp, --unknown-to-other, --ignore-extra-columns and --privacy-unit need --data")
+	}
+	if o.MaxRows != 0 && o.PrivacyUnit == "" || o.MaxRows < 0 {
+		return usagef("--max-rows-per-unit K (K >= 1) goes with --privacy-unit COLUMN")
 	}
 	d, err := universe.LoadDomain(o.Domain)
 	if err != nil {
@@ -126,6 +142,11 @@ func runInspect(ctx context.Context, e *env, o *inspectOptions) error {
 	if o.Data == "" {
 		return nil
 	}
+	if o.PrivacyUnit != "" {
+		if err := unitReadOptions(&opts, o.PrivacyUnit, o.MaxRows); err != nil {
+			return err
+		}
+	}
 	_, st, err := ingest.ReadFile(ctx, o.Data, d, opts)
 	if err != nil {
 		fmt.Fprintf(e.stdout, "\ndata: %s\nvalidation: failed (see the error below)\n", o.Data)
@@ -133,6 +154,9 @@ func runInspect(ctx context.Context, e *env, o *inspectOptions) error {
 	}
 	fmt.Fprintln(e.stdout)
 	printData(e.stdout, d, st, o.CountColumn)
+	if st.RowsPerUnit != nil {
+		printUnits(e.stdout, o.PrivacyUnit, o.MaxRows, st)
+	}
 	return nil
 }
 

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -61,6 +64,46 @@ func TestInspectEstimate(t *testing.T) {
 		jsonLine(t, r.stdout, &p)
 		if r.code != ExitOK || p.Memory.Text == "" || !strings.Contains(out, p.Memory.Text) {
 			t.Errorf("dry run: %s\nits estimate %q is not in inspect's output:\n%s", r, p.Memory.Text, out)
+		}
+	}
+}
+
+// TestInspectPrivacyUnit: --privacy-unit prints the rows per unit and what
+// each K keeps, marked internal, and never a value of the unit column.
+func TestInspectPrivacyUnit(t *testing.T) {
+	dir := t.TempDir()
+	dom := filepath.Join(dir, "d.json")
+	if err := os.WriteFile(dom, []byte(`{"attributes": [{"name": "g", "type": "categorical", "values": ["a", "b"]}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString("who,g\n")
+	for u, rows := range []int{1, 1, 2, 3, 9} { // 16 rows of 5 units
+		for i := range rows {
+			fmt.Fprintf(&b, "person-%d,%s\n", u, []string{"a", "b"}[i%2])
+		}
+	}
+	data := filepath.Join(dir, "t.csv")
+	if err := os.WriteFile(data, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := inProcess(t, "inspect", "--domain", dom, "--data", data, "--privacy-unit", "who")
+	for _, w := range []string{"internal, not DP", "units: 5\n", "rows per unit: min 1, median 2, p90 9, p99 9, max 9 (mean 3.2)",
+		"   1      31.2%            60.0%", "  16     100.0%             0.0%"} {
+		if !strings.Contains(r.stdout, w) {
+			t.Errorf("inspect --privacy-unit: stdout does not contain %q:\n%s", w, r.stdout)
+		}
+	}
+	if r.code != ExitOK || strings.Contains(r.stdout+r.stderr, "person-") {
+		t.Errorf("inspect --privacy-unit: %s\nwant exit 0 and no unit value", r)
+	}
+	r = inProcess(t, "inspect", "--domain", dom, "--data", data, "--privacy-unit", "who", "--max-rows-per-unit", "2")
+	if !strings.Contains(r.stdout, "with --max-rows-per-unit 2: 8 rows kept, 8 dropped") || !strings.Contains(r.stdout, "n: 8\n") {
+		t.Errorf("inspect --max-rows-per-unit 2: %s", r)
+	}
+	for _, args := range [][]string{{"--privacy-unit", "who"}, {"--data", data, "--max-rows-per-unit", "2"}} {
+		if r := inProcess(t, append([]string{"inspect", "--domain", dom}, args...)...); r.code != ExitUsage {
+			t.Errorf("inspect %v: exit %d, want %d", args, r.code, ExitUsage)
 		}
 	}
 }
