@@ -40,6 +40,7 @@ type compiler struct {
 	p     universe.Policy
 	from  string    // FROM clause: a quoted table or a parenthesised query with alias
 	types []colType // per attribute; nil: all text
+	unit  *Unit     // the privacy unit's bound, or nil: every row counts
 }
 
 func newCompiler(dom *universe.Domain, d Dialect, table, query string, p universe.Policy) (*compiler, error) {
@@ -112,10 +113,31 @@ func fromClause(d Dialect, table, query string) (string, error) {
 // Every column is read as text, as ingest reads a CSV file; see the package
 // documentation for the rules and the few differences.
 func Compile(dom *universe.Domain, d Dialect, table, query string, sets [][]int, p universe.Policy) (string, error) {
-	c, err := newCompiler(dom, d, table, query, p)
+	return CompileWith(dom, d, &CompileOptions{Table: table, Query: query, Sets: sets, Policy: p})
+}
+
+// CompileOptions are the inputs of CompileWith and CompileCheckWith.
+type CompileOptions struct {
+	// Table or Query is the source; Sets the marginal sets (nil: the full
+	// histogram); Policy the repairs done in SQL.
+	Table, Query string
+	Sets         [][]int
+	Policy       universe.Policy
+	// Unit, when set, counts only the rows its bound keeps (see Unit).
+	Unit *Unit
+}
+
+// CompileWith is Compile with a privacy unit's bound: the counts are of the
+// rows the bound keeps, the same rows as the file reader keeps.
+func CompileWith(dom *universe.Domain, d Dialect, o *CompileOptions) (string, error) {
+	c, err := newCompiler(dom, d, o.Table, o.Query, o.Policy)
 	if err != nil {
 		return "", err
 	}
+	if err := c.setUnit(o.Unit); err != nil {
+		return "", err
+	}
+	sets := o.Sets
 	if sets == nil {
 		return c.histogram(), nil
 	}
@@ -131,11 +153,33 @@ func Compile(dom *universe.Domain, d Dialect, table, query string, sets [][]int,
 // repairs of p), one example of them, and (when p allows repairs) the
 // number of values repaired. Source.Check runs it.
 func CompileCheck(dom *universe.Domain, d Dialect, table, query string, p universe.Policy) (string, error) {
-	c, err := newCompiler(dom, d, table, query, p)
+	return CompileCheckWith(dom, d, &CompileOptions{Table: table, Query: query, Policy: p})
+}
+
+// CompileCheckWith is CompileCheck with a privacy unit: the query also
+// counts the rows whose unit is NULL or empty (its last column,
+// null_units).
+func CompileCheckWith(dom *universe.Domain, d Dialect, o *CompileOptions) (string, error) {
+	c, err := newCompiler(dom, d, o.Table, o.Query, o.Policy)
 	if err != nil {
 		return "", err
 	}
+	if err := c.setUnit(o.Unit); err != nil {
+		return "", err
+	}
 	return c.check(), nil
+}
+
+// setUnit checks and sets the privacy unit's bound (nil: none).
+func (c *compiler) setUnit(u *Unit) error {
+	if u == nil {
+		return nil
+	}
+	if err := u.check(c.dom); err != nil {
+		return err
+	}
+	c.unit = u
+	return nil
 }
 
 // normalizeSets validates sets and returns them sorted, without repeated
@@ -179,8 +223,12 @@ func setKey(s []int) string {
 func (c *compiler) col(i int) string  { return c.d.ident(c.dom.Attr(i).Name) }
 func (c *compiler) code(i int) string { return "c" + strconv.Itoa(i) }
 
-// codes is the subquery that computes the code columns of attrs.
+// codes is the subquery that computes the code columns of attrs (with a
+// privacy unit: of every attribute, over the kept rows, with their weight w).
 func (c *compiler) codes(attrs []int) string {
+	if c.unit != nil {
+		return c.bounded()
+	}
 	var b strings.Builder
 	b.WriteString("(SELECT")
 	for j, i := range attrs {
@@ -214,13 +262,16 @@ func union(sets [][]int) []int {
 func (c *compiler) marginals(sets [][]int) string {
 	d := c.d
 	u := union(sets)
+	if c.unit != nil && len(sets) > 1 && !d.groupingSets() {
+		return c.unitSets(sets)
+	}
 	if len(sets) == 1 || d.groupingSets() {
 		var b strings.Builder
 		b.WriteString("SELECT ")
 		for _, i := range u {
 			b.WriteString(c.code(i) + " AS " + c.col(i) + ", ")
 		}
-		b.WriteString(d.count() + " AS " + d.ident(CountColumn) + "\nFROM " + c.codes(u))
+		b.WriteString(c.rowCount() + " AS " + d.ident(CountColumn) + "\nFROM " + c.codes(u))
 		switch {
 		case len(sets) == 1 && len(sets[0]) > 0:
 			b.WriteString("\nGROUP BY " + c.codeList(sets[0]))
@@ -250,7 +301,7 @@ func (c *compiler) marginals(sets [][]int) string {
 			}
 			b.WriteString(d.nullableCode(x) + " AS " + c.col(i) + ", ")
 		}
-		b.WriteString(d.count() + " AS " + d.ident(CountColumn) + "\nFROM " + c.codes(s))
+		b.WriteString(c.rowCount() + " AS " + d.ident(CountColumn) + "\nFROM " + c.codes(s))
 		if len(s) > 0 {
 			b.WriteString("\nGROUP BY " + c.codeList(s))
 		}
@@ -290,6 +341,9 @@ func (c *compiler) check() string {
 			fmt.Fprintf(&b, ", %s AS repaired%d", d.countOf(rep), i)
 		}
 	}
+	if c.unit != nil {
+		b.WriteString(",\n  " + c.nullUnits("unit") + " AS null_units")
+	}
 	b.WriteString("\nFROM (SELECT")
 	for i := range c.dom.Len() {
 		if i > 0 {
@@ -299,6 +353,9 @@ func (c *compiler) check() string {
 		if repairs {
 			fmt.Fprintf(&b, ",\n    %s AS r%d", c.codeExpr(i, universe.Policy{}), i)
 		}
+	}
+	if c.unit != nil {
+		b.WriteString(",\n    " + d.ident(c.unit.Column) + " AS unit")
 	}
 	b.WriteString("\n  FROM " + c.from + ") AS codes")
 	return b.String()

@@ -326,6 +326,8 @@ func engineTests(t *testing.T, e *engine) {
 		}
 	})
 
+	t.Run("units", func(t *testing.T) { unitTests(t, e, rawDom, rawHeader, rawRecs) })
+
 	t.Run("raw", func(t *testing.T) {
 		want, _ := expected(t, rawCSV, rawDom, universe.Policy{})
 		for _, o := range []Options{{Table: "adult_raw"}, {Table: "adult_raw_typed_bigint", LocalCells: -1}} {

@@ -39,6 +39,10 @@ type Options struct {
 	// UNION ALL) query; at most that many rows leave the engine. 0 means
 	// DefaultLocalCells; a negative value always asks for each set.
 	LocalCells int
+	// Unit, when set, bounds each privacy unit's rows in SQL before they
+	// are counted (see Unit): Marginals and Histogram count the kept rows,
+	// and Check refuses NULL or empty units.
+	Unit *Unit
 }
 
 // DefaultLocalCells is the default of Options.LocalCells: 2^20 cells.
@@ -128,6 +132,9 @@ func Open(ctx context.Context, dsn string, dom *universe.Domain, o *Options) (*S
 	if err != nil {
 		return nil, err
 	}
+	if err := c.setUnit(o.Unit); err != nil {
+		return nil, err
+	}
 	s := &Source{dom: dom, c: c, dsn: RedactDSN(dsn), local: o.LocalCells}
 	if s.local == 0 {
 		s.local = DefaultLocalCells
@@ -211,6 +218,11 @@ func (s *Source) probe(ctx context.Context) error {
 		}
 		s.c.types[i] = classify(t)
 	}
+	if u := s.c.unit; u != nil {
+		if _, ok := byName[u.Column]; !ok {
+			return &DataError{Column: u.Column, Reason: fmt.Sprintf("missing column: the privacy unit (the source has %s)", strings.Join(names, ", "))}
+		}
+	}
 	return rows.Err()
 }
 
@@ -234,6 +246,21 @@ func classify(t string) colType {
 
 // Close closes the connections.
 func (s *Source) Close() error { return s.db.Close() }
+
+// Unbounded returns a view of s that counts every row, without the privacy
+// unit's bound (s itself when it has none): the table as its owners see
+// it, for an internal report. It shares s's connections (close s, not the
+// view) and runs its own check once.
+func (s *Source) Unbounded() *Source {
+	if s.c.unit == nil {
+		return s
+	}
+	c := *s.c
+	c.unit = nil
+	v := *s
+	v.c, v.report, v.checked = &c, nil, nil
+	return &v
+}
 
 // Dialect returns the source's dialect.
 func (s *Source) Dialect() Dialect { return s.c.d }
@@ -269,6 +296,10 @@ func (s *Source) Check(ctx context.Context) (*Report, error) {
 			dst = append(dst, &rep.Columns[i].Repaired)
 		}
 	}
+	var nullUnits int64
+	if s.c.unit != nil {
+		dst = append(dst, &nullUnits)
+	}
 	if err := rows.Scan(dst...); err != nil {
 		return nil, s.fail(ctx, "query (check)", err)
 	}
@@ -276,6 +307,10 @@ func (s *Source) Check(ctx context.Context) (*Report, error) {
 		return nil, s.fail(ctx, "query (check)", err)
 	}
 	var bad error
+	if nullUnits > 0 {
+		bad = &DataError{Column: s.c.unit.Column, Count: nullUnits,
+			Reason: fmt.Sprintf("the privacy unit is NULL or empty in %d rows: every row must name its unit", nullUnits)}
+	}
 	for i := range rep.Columns {
 		c := &rep.Columns[i]
 		c.Example = examples[i].String
