@@ -91,6 +91,7 @@ type runner struct {
 	// without a unit): the internal report's truth.
 	allCounts *universe.Counts
 	allN      int64
+	unbounded solvers.Data // a database source without the bound (internal report)
 	data      solvers.Data // the marginal tables: counts, or a database
 	closeData func() error
 	internal  []string // messages for the operator only
@@ -271,7 +272,7 @@ func (r *runner) read() error {
 func (r *runner) readSource() error {
 	cfg := r.cfg
 	r.log.Info("opening the data source", "source", sqlsrc.RedactDSN(cfg.Source))
-	src, err := sqlsrc.Open(r.ctx, cfg.Source, r.dom, &sqlsrc.Options{Table: cfg.Table, Query: cfg.Query, Policy: cfg.Policy})
+	src, err := sqlsrc.Open(r.ctx, cfg.Source, r.dom, &sqlsrc.Options{Table: cfg.Table, Query: cfg.Query, Policy: cfg.Policy, Unit: r.sqlUnit()})
 	if err != nil {
 		return err
 	}
@@ -296,6 +297,9 @@ func (r *runner) readSource() error {
 		r.data = r.counts
 	} else {
 		r.data = newCachedData(src)
+	}
+	if err := r.sqlUnitStats(src, rep.Rows); err != nil {
+		return err
 	}
 	r.log.Info("data counted in the source", "records", r.n)
 	return nil

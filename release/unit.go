@@ -7,6 +7,7 @@ import (
 	"github.com/dpsynth/synth/contrib"
 	"github.com/dpsynth/synth/ingest"
 	"github.com/dpsynth/synth/solvers"
+	"github.com/dpsynth/synth/sqlsrc"
 )
 
 // The privacy unit of a release. Without Config.PrivacyUnit every row is
@@ -120,6 +121,15 @@ func (r *runner) reportTruth() ([]float64, *OneWay, int64, error) {
 	case r.allCounts != nil:
 		one.AddCounts(r.allCounts)
 		return r.wl.AnswerCounts(r.allCounts, make([]float64, r.wl.M())), one, r.allN, nil
+	case r.unbounded != nil:
+		truth, err := answersFromData(r.ctx, r.wl, r.unbounded, r.allN)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		if err := one.addData(r.ctx, r.unbounded); err != nil {
+			return nil, nil, 0, err
+		}
+		return truth, one, r.allN, nil
 	case r.counts != nil:
 		one.AddCounts(r.counts)
 	default:
@@ -133,7 +143,7 @@ func (r *runner) reportTruth() ([]float64, *OneWay, int64, error) {
 // keptRows is the rows the unit's bound kept (0 without a unit); the
 // outcome's Records is then every row read.
 func (r *runner) keptRows() int64 {
-	if r.allCounts == nil {
+	if r.allN == 0 {
 		return 0
 	}
 	return r.n
@@ -141,8 +151,46 @@ func (r *runner) keptRows() int64 {
 
 // recordsRead is every record read (before a unit's bound).
 func (r *runner) recordsRead() int64 {
-	if r.allCounts != nil {
+	if r.allN > 0 {
 		return r.allN
 	}
 	return r.n
+}
+
+// sqlUnit is a database source's privacy-unit bound (nil without a unit),
+// its salt drawn from the release's randomness as for a file.
+func (r *runner) sqlUnit() *sqlsrc.Unit {
+	if r.cfg.PrivacyUnit == "" {
+		return nil
+	}
+	return &sqlsrc.Unit{Column: r.cfg.PrivacyUnit, MaxRows: r.cfg.MaxRowsPerUnit, Salt: contrib.NewSalt(r.rnd.Uint64)}
+}
+
+// sqlUnitStats, with a privacy unit, counts the rows the bound kept (the
+// solvers' n), keeps the unbounded view of the source for the internal
+// report and tells the operator (internal, not DP).
+func (r *runner) sqlUnitStats(src *sqlsrc.Source, rows int64) error {
+	if r.cfg.PrivacyUnit == "" {
+		return nil
+	}
+	kept, err := r.data.Marginals(r.ctx, [][]int{{}})
+	if err != nil {
+		return err
+	}
+	r.n, r.allN = kept[0][0], rows
+	if r.counts != nil {
+		// The solver reads the histogram: the report's truth is the
+		// unbounded histogram (any workload family).
+		if r.allCounts, err = src.Unbounded().Histogram(r.ctx); err != nil {
+			return err
+		}
+	} else {
+		r.unbounded = src.Unbounded()
+	}
+	if r.n == 0 {
+		return &DataError{File: sqlsrc.RedactDSN(r.cfg.Source), Msg: "no records to release (the bound kept no row)"}
+	}
+	r.internalf("privacy unit %q: %d rows read, %d rows beyond --max-rows-per-unit %d dropped, %d kept (internal, not DP)",
+		r.cfg.PrivacyUnit, rows, rows-r.n, r.cfg.MaxRowsPerUnit, r.n)
+	return nil
 }

@@ -14,12 +14,21 @@ import (
 // TestEngine is a started engine holding adult-reduced as table "adult".
 type TestEngine struct {
 	DSN string
+	e   *engine
 }
 
 func startAdultEngine(t *testing.T, e *engine) *TestEngine {
 	t.Helper()
 	loadAdultReduced(t, e)
-	return &TestEngine{DSN: e.dsn}
+	return &TestEngine{DSN: e.dsn, e: e}
+}
+
+// LoadText loads a table of text columns (header, records) into the engine.
+func (te *TestEngine) LoadText(t *testing.T, name string, header []string, recs [][]string) {
+	t.Helper()
+	te.e.load(t, csvTable(name, header, recs,
+		func(string) string { return "TEXT" }, func(string) string { return "String" },
+		func(_, v string) any { return v }))
 }
 
 // StartPostgresAdult starts PostgreSQL 15 on loopback with adult-reduced.
