@@ -266,3 +266,28 @@ func FuzzReadMarginalCounts(f *testing.F) {
 		}
 	})
 }
+
+// TestCompileUnitGolden: the counting and check SQL with a privacy unit's
+// bound, every dialect (the engines run here are tested against the file
+// reader in unitTests; DuckDB, Spark, BigQuery and Trino are pinned here).
+func TestCompileUnitGolden(t *testing.T) {
+	dom := mustDomain(t, mixedDomain)
+	unit := &Unit{Column: "user id", MaxRows: 16, Salt: "000102030405060708090a0b0c0d0e0f"}
+	for _, d := range []Dialect{Postgres, ClickHouse, DuckDB, Spark, BigQuery, Trino} {
+		m, err := CompileWith(dom, d, &CompileOptions{Table: "db.events", Sets: [][]int{{0, 1}, {2}, {}}, Unit: unit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		golden(t, d.String()+"-unit-marginals.sql", m+"\n")
+		c, err := CompileCheckWith(dom, d, &CompileOptions{Table: "events", Unit: unit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		golden(t, d.String()+"-unit-check.sql", c+"\n")
+	}
+	for _, bad := range []*Unit{{Column: "race", MaxRows: 1, Salt: unit.Salt}, {Column: "u", MaxRows: 0, Salt: unit.Salt}, {Column: "u", MaxRows: 1, Salt: "xyz"}} {
+		if _, err := CompileWith(dom, Postgres, &CompileOptions{Table: "t", Unit: bad}); err == nil {
+			t.Errorf("CompileWith(unit %+v) = nil error, want one", *bad)
+		}
+	}
+}

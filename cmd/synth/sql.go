@@ -7,6 +7,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/dpsynth/synth/contrib"
+	"github.com/dpsynth/synth/privacy"
 	"github.com/dpsynth/synth/query"
 	"github.com/dpsynth/synth/sqlsrc"
 	"github.com/dpsynth/synth/universe"
@@ -22,6 +24,8 @@ type sqlOptions struct {
 	UnknownToOther bool
 	Check          bool
 	Histogram      bool
+	PrivacyUnit    string
+	MaxRowsPerUnit int
 	workloadOptions
 }
 
@@ -34,6 +38,8 @@ func (o *sqlOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.UnknownToOther, "unknown-to-other", false, "map unknown categories to the attribute's declared \"other\" value (in SQL)")
 	fs.BoolVar(&o.Check, "check", false, "print the validation query instead: rows, and per column the values outside the domain with an example")
 	fs.BoolVar(&o.Histogram, "histogram", false, "print the full histogram query (one GROUP BY over every attribute) instead of marginals")
+	fs.StringVar(&o.PrivacyUnit, "privacy-unit", "", "column identifying a privacy unit: count only the rows a release with --max-rows-per-unit K keeps (the same rule as synth release; with --check, also count NULL units)")
+	fs.IntVar(&o.MaxRowsPerUnit, "max-rows-per-unit", 0, "K, with --privacy-unit: the most rows one unit contributes")
 	o.workloadOptions.AddFlags(fs)
 }
 
@@ -59,7 +65,18 @@ Examples:
   synth sql --domain people.json --workload workload.json --dialect bigquery \
       --query 'SELECT * FROM ds.people WHERE year = 2024' --unknown-to-other
   synth sql --domain people.json --dialect spark --table people --check
-  synth sql --domain people.json --dialect trino --table hive.db.people --histogram`,
+  synth sql --domain people.json --dialect trino --table hive.db.people --histogram
+  synth sql --domain ratings.json --marginals 2 --dialect postgres --table ratings \
+      --privacy-unit user_id --max-rows-per-unit 16
+
+With --privacy-unit COLUMN --max-rows-per-unit K the SQL keeps at most K rows
+of each unit (a person: every row with the same COLUMN) before counting, by
+the rule synth release uses: it ranks each unit's rows by an MD5 keyed with a
+salt and keeps the K first. The salt, a fresh random one on every run, is
+written into the SQL as a literal; it makes the choice uniform and
+reproducible, and the guarantee does not depend on its secrecy. Give the
+counts to "synth release --marginal-counts FILE --privacy-unit COLUMN
+--max-rows-per-unit K" so that the release calibrates its noise to K.`,
 		setup: setupFor[sqlOptions](runSQL),
 	})
 }
@@ -92,13 +109,16 @@ func runSQL(ctx context.Context, e *env, o *sqlOptions) error {
 	if err != nil {
 		return err
 	}
-	p := universe.Policy{Clamp: o.Clamp, UnknownToOther: o.UnknownToOther}
+	co := &sqlsrc.CompileOptions{Table: o.Table, Query: o.Query, Policy: universe.Policy{Clamp: o.Clamp, UnknownToOther: o.UnknownToOther}}
+	if co.Unit, err = o.unit(); err != nil {
+		return err
+	}
 	var q string
 	switch {
 	case o.Check:
-		q, err = sqlsrc.CompileCheck(dom, d, o.Table, o.Query, p)
+		q, err = sqlsrc.CompileCheckWith(dom, d, co)
 	case o.Histogram:
-		q, err = sqlsrc.Compile(dom, d, o.Table, o.Query, nil, p)
+		q, err = sqlsrc.CompileWith(dom, d, co)
 	default:
 		wl, _, werr := o.spec().Load(dom)
 		if werr != nil {
@@ -117,11 +137,33 @@ func runSQL(ctx context.Context, e *env, o *sqlOptions) error {
 		if len(sets) == 0 {
 			return usagef("the workload has no marginals; use --histogram")
 		}
-		q, err = sqlsrc.Compile(dom, d, o.Table, o.Query, sets, p)
+		co.Sets = sets
+		q, err = sqlsrc.CompileWith(dom, d, co)
 	}
 	if err != nil {
 		return usagef("%v", err)
 	}
+	if co.Unit != nil {
+		fmt.Fprintf(e.stdout, "-- Keeps at most %d rows of each privacy unit (%s) before counting. The salt '%s' was drawn at random\n"+
+			"-- for this query: it makes the choice of rows uniform and reproducible; the guarantee does not depend on its secrecy.\n",
+			co.Unit.MaxRows, o.PrivacyUnit, co.Unit.Salt)
+	}
 	_, err = fmt.Fprintf(e.stdout, "%s;\n", q)
 	return err
+}
+
+// unit is the privacy unit's bound of the flags (nil without
+// --privacy-unit), with a fresh salt from crypto/rand.
+func (o *sqlOptions) unit() (*sqlsrc.Unit, error) {
+	switch {
+	case o.PrivacyUnit == "" && o.MaxRowsPerUnit == 0:
+		return nil, nil
+	case o.PrivacyUnit == "" || o.MaxRowsPerUnit < 1:
+		return nil, usagef("--privacy-unit COLUMN and --max-rows-per-unit K (K >= 1) go together")
+	}
+	r, err := privacy.NewSecure()
+	if err != nil {
+		return nil, err
+	}
+	return &sqlsrc.Unit{Column: o.PrivacyUnit, MaxRows: o.MaxRowsPerUnit, Salt: contrib.NewSalt(r.Uint64)}, nil
 }

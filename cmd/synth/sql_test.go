@@ -44,6 +44,19 @@ func TestSQLCommand(t *testing.T) {
 		{"two modes", []string{"sql", "--domain", dom, "--marginals", "2", "--dialect", "duckdb", "--table", "t", "--check"}, ExitUsage, []string{"give one of --workload"}},
 		{"missing domain", []string{"sql", "--domain", "nope.json", "--marginals", "2", "--dialect", "duckdb", "--table", "t"}, ExitNoInput, []string{"no such file"}},
 		{"help", []string{"sql", "--help"}, ExitOK, []string{"Examples:\n  synth sql", "69  a data source"}},
+		{"privacy unit, postgres", []string{"sql", "--domain", raw, "--marginals", "2", "--dialect", "postgres", "--table", "events",
+			"--privacy-unit", "user_id", "--max-rows-per-unit", "8"}, ExitOK,
+			[]string{"-- Keeps at most 8 rows of each privacy unit (user_id)", "does not depend on its secrecy", `PARTITION BY u ORDER BY p COLLATE "C"`,
+				"WHERE rk <= 8", `CAST(SUM(w) AS BIGINT) AS "count"`, `CAST("user_id" AS TEXT)`}},
+		{"privacy unit, clickhouse", []string{"sql", "--domain", raw, "--marginals", "2", "--dialect", "clickhouse", "--table", "events",
+			"--privacy-unit", "user_id", "--max-rows-per-unit", "8"}, ExitOK,
+			[]string{"ORDER BY u, p LIMIT 8 BY u", "ARRAY JOIN [0, 1, ", "arrayJoin(range(toUInt64(cnt))) + 1 AS j"}},
+		{"privacy unit, check", []string{"sql", "--domain", raw, "--dialect", "trino", "--table", "events", "--check",
+			"--privacy-unit", "user_id", "--max-rows-per-unit", "1"}, ExitOK, []string{"AS null_units", `"user_id" AS unit`}},
+		{"privacy unit without K", []string{"sql", "--domain", raw, "--marginals", "2", "--dialect", "duckdb", "--table", "t", "--privacy-unit", "u"}, ExitUsage,
+			[]string{"--privacy-unit COLUMN and --max-rows-per-unit K"}},
+		{"privacy unit is an attribute", []string{"sql", "--domain", raw, "--marginals", "2", "--dialect", "duckdb", "--table", "t", "--privacy-unit", "sex",
+			"--max-rows-per-unit", "2"}, ExitUsage, []string{"attribute of the domain"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,17 @@
+SELECT toInt64(count()) AS n,
+  toInt64(count(CASE WHEN c0 < 0 THEN 1 END)) AS bad0, MIN(CASE WHEN c0 < 0 THEN ifNull(toString(v0), '<SQL NULL>') END) AS example0,
+  toInt64(count(CASE WHEN c1 < 0 THEN 1 END)) AS bad1, MIN(CASE WHEN c1 < 0 THEN ifNull(toString(v1), '<SQL NULL>') END) AS example1,
+  toInt64(count(CASE WHEN c2 < 0 THEN 1 END)) AS bad2, MIN(CASE WHEN c2 < 0 THEN ifNull(toString(v2), '<SQL NULL>') END) AS example2,
+  toInt64(count(CASE WHEN c3 < 0 THEN 1 END)) AS bad3, MIN(CASE WHEN c3 < 0 THEN ifNull(toString(v3), '<SQL NULL>') END) AS example3,
+  toInt64(count(CASE WHEN unit IS NULL OR toString(unit) = '' THEN 1 END)) AS null_units
+FROM (SELECT
+    `race` AS v0,
+    CASE WHEN `race` IS NULL THEN toInt64(3) WHEN toString(`race`) = 'NA' THEN toInt64(3) WHEN toString(`race`) = 'a' THEN toInt64(0) WHEN toString(`race`) = 'b\'s' THEN toInt64(1) WHEN toString(`race`) = 'other' THEN toInt64(2) ELSE toInt64(-1) END AS c0,
+    `income K` AS v1,
+    CASE WHEN `income K` IS NULL THEN toInt64(-1) WHEN NOT (match(replaceRegexpAll(toString(`income K`), '^[ \t]+|[ \t]+$', ''), '^[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?$')) THEN toInt64(-1) WHEN abs(toFloat64OrZero(replaceRegexpAll(toString(`income K`), '^[ \t]+|[ \t]+$', ''))) > toFloat64(1.7976931348623157e+308) THEN toInt64(-1) WHEN toFloat64OrZero(replaceRegexpAll(toString(`income K`), '^[ \t]+|[ \t]+$', '')) <> floor(toFloat64OrZero(replaceRegexpAll(toString(`income K`), '^[ \t]+|[ \t]+$', ''))) THEN toInt64(-1) WHEN toFloat64OrZero(replaceRegexpAll(toString(`income K`), '^[ \t]+|[ \t]+$', '')) < (-10) OR toFloat64OrZero(replaceRegexpAll(toString(`income K`), '^[ \t]+|[ \t]+$', '')) > 99 THEN toInt64(-1) ELSE intDiv(toInt64(toFloat64OrZero(replaceRegexpAll(toString(`income K`), '^[ \t]+|[ \t]+$', ''))) - (-10), 50) END AS c1,
+    `age` AS v2,
+    CASE WHEN `age` IS NULL THEN toInt64(2) WHEN toString(`age`) = '' THEN toInt64(2) WHEN NOT (match(replaceRegexpAll(toString(`age`), '^[ \t]+|[ \t]+$', ''), '^[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?$')) THEN toInt64(-1) WHEN abs(toFloat64OrZero(replaceRegexpAll(toString(`age`), '^[ \t]+|[ \t]+$', ''))) > toFloat64(1.7976931348623157e+308) THEN toInt64(-1) WHEN toFloat64OrZero(replaceRegexpAll(toString(`age`), '^[ \t]+|[ \t]+$', '')) < toFloat64(17) OR toFloat64OrZero(replaceRegexpAll(toString(`age`), '^[ \t]+|[ \t]+$', '')) > toFloat64(91) THEN toInt64(-1) WHEN toFloat64OrZero(replaceRegexpAll(toString(`age`), '^[ \t]+|[ \t]+$', '')) < toFloat64(20.5) THEN toInt64(0) ELSE toInt64(1) END AS c2,
+    `code` AS v3,
+    CASE WHEN `code` IS NULL THEN toInt64(-1) WHEN NOT (match(replaceRegexpAll(toString(`code`), '^[ \t]+|[ \t]+$', ''), '^[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?$')) THEN toInt64(-1) WHEN abs(toFloat64OrZero(replaceRegexpAll(toString(`code`), '^[ \t]+|[ \t]+$', ''))) > toFloat64(1.7976931348623157e+308) THEN toInt64(-1) WHEN toFloat64OrZero(replaceRegexpAll(toString(`code`), '^[ \t]+|[ \t]+$', '')) <> floor(toFloat64OrZero(replaceRegexpAll(toString(`code`), '^[ \t]+|[ \t]+$', ''))) THEN toInt64(-1) WHEN toFloat64OrZero(replaceRegexpAll(toString(`code`), '^[ \t]+|[ \t]+$', '')) < 0 OR toFloat64OrZero(replaceRegexpAll(toString(`code`), '^[ \t]+|[ \t]+$', '')) >= 4 THEN toInt64(-1) ELSE toInt64(toFloat64OrZero(replaceRegexpAll(toString(`code`), '^[ \t]+|[ \t]+$', ''))) END AS c3,
+    `user id` AS unit
+  FROM `events`) AS codes
