@@ -56,6 +56,17 @@ type Preview struct {
 	// Warnings are the budget sanity warnings that public inputs already
 	// show (a large ε); the release would print them too.
 	Warnings []string `json:"warnings,omitempty"`
+
+	// Ledger, with Config.Ledger, is what the table's lifetime budget has
+	// left before this release (the dry run reserves nothing).
+	Ledger *PreviewLedger `json:"ledger,omitempty"`
+}
+
+// PreviewLedger is a lifetime budget's state as the dry run found it.
+type PreviewLedger struct {
+	Where        string  `json:"ledger"`
+	RemainingEps float64 `json:"remaining_epsilon"`
+	RemainingRho float64 `json:"remaining_rho"`
 }
 
 // PreviewBudget is the budget and how it is accounted.
@@ -121,6 +132,10 @@ func dryRun(ctx context.Context, cfg *Config, statData bool) (*Preview, error) {
 	if err := r.plan(); err != nil {
 		return nil, err
 	}
+	pl, err := r.checkLedger()
+	if err != nil {
+		return nil, err
+	}
 	if statData {
 		// The data file must exist (a release would stop there, exit 66);
 		// Stat opens nothing.
@@ -128,7 +143,11 @@ func dryRun(ctx context.Context, cfg *Config, statData bool) (*Preview, error) {
 			return nil, err
 		}
 	}
-	return r.preview()
+	p, err := r.preview()
+	if p != nil {
+		p.Ledger = pl
+	}
+	return p, err
 }
 
 // PlanOnly is DryRun for a release that names no data file or output

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 )
 
 // The files of a release, in the order Commit moves them into place:
@@ -369,6 +370,14 @@ func (od *OutDir) Commit(ctx context.Context) (err error) {
 				continue
 			}
 			path := filepath.Join(od.dir, name)
+			if name == ManifestFile {
+				// The replaced manifest is the record of what the earlier
+				// release spent: it is kept, under a name of its own.
+				if err := keepReplaced(od.dir); err != nil {
+					return err
+				}
+				continue
+			}
 			if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return &WriteError{Path: path, Op: "remove", Err: unwrapPath(err)}
 			}
@@ -463,5 +472,42 @@ func (od *OutDir) removeMadeDir() {
 		if os.Remove(d) != nil {
 			return
 		}
+	}
+}
+
+// ReplacedManifestPrefix starts the name under which a release made with
+// Force keeps the manifest it replaces: manifest.replaced-<UTC time>.json
+// (e.g. manifest.replaced-20261124T221503Z.json; "-2", "-3", … when two
+// replacements fall in one second). It is not one of a release's files.
+const ReplacedManifestPrefix = "manifest.replaced-"
+
+// keepReplaced renames the manifest.json in dir, if any, to a replaced
+// manifest's name, never overwriting one.
+func keepReplaced(dir string) error {
+	old := filepath.Join(dir, ManifestFile)
+	if _, err := os.Lstat(old); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	stamp := time.Now().UTC().Format("20060102T150405Z")
+	for i := 1; ; i++ {
+		name := ReplacedManifestPrefix + stamp + ".json"
+		if i > 1 {
+			name = fmt.Sprintf("%s%s-%d.json", ReplacedManifestPrefix, stamp, i)
+		}
+		dst := filepath.Join(dir, name)
+		if _, err := os.Lstat(dst); err == nil {
+			continue
+		}
+		// Link, then remove: a name that appeared meanwhile is never replaced.
+		if err := os.Link(old, dst); err != nil {
+			if errors.Is(err, fs.ErrExist) {
+				continue
+			}
+			return &WriteError{Path: dst, Op: "keep the replaced manifest as", Err: unwrapPath(err)}
+		}
+		if err := os.Remove(old); err != nil {
+			return &WriteError{Path: old, Op: "remove", Err: unwrapPath(err)}
+		}
+		return nil
 	}
 }

@@ -123,12 +123,38 @@ func TestOutDirExisting(t *testing.T) {
 	if err := od.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{ManifestFile, "notes.txt", SyntheticFile}
-	if got := entries(t, dir); !slices.Equal(got, want) {
-		t.Errorf("after a forced release: %v, want %v", got, want)
+	got := entries(t, dir)
+	if len(got) != 4 || got[0] != ManifestFile || !strings.HasPrefix(got[1], ReplacedManifestPrefix) || got[2] != "notes.txt" || got[3] != SyntheticFile {
+		t.Errorf("after a forced release: %v, want manifest.json, the replaced manifest, notes.txt, synthetic.parquet", got)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, SyntheticFile)); string(b) != "v2" {
 		t.Errorf("synthetic = %q, want v2", b)
+	}
+	// The record of the replaced release survives, whatever the number of
+	// replacements (two in one second get distinct names).
+	if b, _ := os.ReadFile(filepath.Join(dir, got[1])); string(b) != "v1 "+ManifestFile {
+		t.Errorf("replaced manifest = %q, want the first release's", b)
+	}
+	od, err = CreateOutDir(ctx, dir, &OutDirSettings{Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writeRelease(ctx, od, "v3"); err != nil {
+		t.Fatal(err)
+	}
+	if err := od.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for _, e := range entries(t, dir) {
+		if strings.HasPrefix(e, ReplacedManifestPrefix) {
+			b, _ := os.ReadFile(filepath.Join(dir, e))
+			kept = append(kept, string(b))
+		}
+	}
+	slices.Sort(kept)
+	if want := []string{"v1 " + ManifestFile, "v2 manifest"}; !slices.Equal(kept, want) {
+		t.Errorf("replaced manifests after two replacements: %q, want %q", kept, want)
 	}
 }
 

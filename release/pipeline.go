@@ -66,6 +66,11 @@ type Config struct {
 	// with the same bound (synth sql --privacy-unit).
 	PrivacyUnit    string
 	MaxRowsPerUnit int
+	// Ledger, when set, is the table's lifetime budget (a ledger file, or a
+	// postgres:// DSN with LedgerName): the release reserves its charges
+	// there before it reads data and is refused when they do not fit
+	// (package ledger).
+	Ledger, LedgerName string
 
 	// Solver and Setting name the solver ("" is project, tuned).
 	Solver, Setting string

@@ -15,6 +15,7 @@ import (
 
 	"github.com/dpsynth/synth/eval"
 	"github.com/dpsynth/synth/ingest"
+	"github.com/dpsynth/synth/ledger"
 	"github.com/dpsynth/synth/model"
 	"github.com/dpsynth/synth/privacy"
 	"github.com/dpsynth/synth/query"
@@ -45,8 +46,8 @@ func Run(ctx context.Context, cfg *Config, hooks *Hooks) (*Outcome, error) {
 	stages := []struct {
 		name string
 		run  func() error
-	}{{"plan", r.plan}, {"randomness", r.randomness}, {"output folder", r.openOut}, {"read", r.read}, {"solve", r.solve},
-		{"manifest", r.manifest}, {"write rows", r.writeRows}, {"report", r.report}, {"commit", r.commit}}
+	}{{"plan", r.plan}, {"lifetime budget", r.reserve}, {"randomness", r.randomness}, {"output folder", r.openOut}, {"read", r.read},
+		{"solve", r.solve}, {"manifest", r.manifest}, {"write rows", r.writeRows}, {"report", r.report}, {"commit", r.commit}}
 	for _, st := range stages {
 		t0 := time.Now()
 		if err := st.run(); err != nil {
@@ -84,6 +85,10 @@ type runner struct {
 	est        *Estimate
 	rnd        *privacy.Rand
 	od         *OutDir
+	// The table's lifetime budget and this release's entry in it.
+	lifetime    *ledger.Ledger
+	reservation *ledger.Reservation
+	readStarted bool
 
 	// Private.
 	counts, holdout *universe.Counts // nil when a source serves only marginal tables
@@ -114,6 +119,7 @@ type runner struct {
 }
 
 func (r *runner) close() {
+	r.settleReservation()
 	if r.closeData != nil {
 		r.closeData()
 	}
@@ -227,6 +233,7 @@ func (r *runner) openOut() error {
 // database or count file as marginal tables.
 func (r *runner) read() error {
 	cfg := r.cfg
+	r.readStarted = true
 	switch {
 	case cfg.Source != "":
 		return r.readSource()
@@ -730,7 +737,11 @@ func (r *runner) commit() error {
 	if err := r.od.Write(r.ctx, ManifestFile, 0o644, writeBytes(r.manJSON)); err != nil {
 		return err
 	}
-	return r.od.Commit(r.ctx)
+	if err := r.od.Commit(r.ctx); err != nil {
+		return err
+	}
+	r.completeReservation()
+	return nil
 }
 
 func (r *runner) outcome() *Outcome {

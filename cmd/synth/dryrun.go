@@ -60,6 +60,9 @@ func printPreview(w io.Writer, p *release.Preview) {
 		fmt.Fprintf(w, " (ρ = %.6g)", *p.Total.Rho)
 	}
 	fmt.Fprintf(w, ", within the budget\n")
+	if l := p.Ledger; l != nil {
+		fmt.Fprintf(w, "lifetime budget: %s has ε = %.6g (ρ = %.6g) left; this release would fit (the dry run reserves nothing)\n", l.Where, l.RemainingEps, l.RemainingRho)
+	}
 
 	fmt.Fprintf(w, "\ntime: ")
 	if p.Time.Seconds > 0 {

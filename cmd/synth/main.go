@@ -99,6 +99,11 @@ func runMain(ctx context.Context, e *env, args []string) int {
 	}
 	switch args[0] {
 	case "help", "-h", "--help":
+		if len(args) > 2 {
+			if c, ok := commands[args[1]+" "+args[2]]; ok {
+				args = append([]string{args[0], c.name}, args[3:]...)
+			}
+		}
 		if len(args) > 1 {
 			if c, ok := commands[args[1]]; ok {
 				fs, _ := newFlagSet(c)
@@ -113,8 +118,19 @@ func runMain(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "synth %s\n", readBuildVersion())
 		return ExitOK
 	}
+	// A command with subcommands ("synth ledger init"): the two words name
+	// the command.
+	if len(args) > 1 {
+		if c, ok := commands[args[0]+" "+args[1]]; ok {
+			args = append([]string{c.name}, args[2:]...)
+		}
+	}
 	c, ok := commands[args[0]]
 	if !ok {
+		if subs := subcommands(args[0]); len(subs) > 0 {
+			fmt.Fprintf(e.stderr, "synth %s: give a subcommand: %s\n", args[0], strings.Join(subs, ", "))
+			return ExitUsage
+		}
 		fmt.Fprintf(e.stderr, "synth: unknown command %q\n\n", args[0])
 		printHelp(e.stderr)
 		return ExitUsage
@@ -160,9 +176,9 @@ func printHelp(w io.Writer) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].summary)
+		fmt.Fprintf(w, "  %-11s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintf(w, "  %-9s %s\n", "version", "print the version")
+	fmt.Fprintf(w, "  %-11s %s\n", "version", "print the version")
 	fmt.Fprintf(w, "\nRun 'synth <command> --help' for the flags and examples of a command.\n\n%s", exitCodeHelp)
 }
 
@@ -178,4 +194,17 @@ func printCommandHelp(w io.Writer, c *command, fs *pflag.FlagSet) {
 func isTerminal(f *os.File) bool {
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// subcommands lists the subcommands of a command name ("ledger": init,
+// show).
+func subcommands(name string) []string {
+	var out []string
+	for n := range commands {
+		if sub, ok := strings.CutPrefix(n, name+" "); ok {
+			out = append(out, sub)
+		}
+	}
+	sort.Strings(out)
+	return out
 }

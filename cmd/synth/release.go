@@ -28,6 +28,8 @@ type releaseOptions struct {
 	Neighbours     string
 	PrivacyUnit    string
 	MaxRowsPerUnit int
+	Ledger         string
+	LedgerName     string
 	Solver         string
 	Setting        string
 	Rows           int64
@@ -69,6 +71,8 @@ func (o *releaseOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Conversion, "conversion", "tight", "zCDP to (ε, δ) conversion: tight (Canonne–Kamath–Steinke) or standard (ρ + 2√(ρ ln 1/δ))")
 	fs.StringVar(&o.Neighbours, "neighbours", "add-remove", "neighbouring relation: add-remove (one privacy unit added or removed, n private: the default, as in OpenDP, Tumult and private-pgm) or replace-one (one row replaced, n public: the seeds' setting; no --privacy-unit)")
 	fs.StringVar(&o.PrivacyUnit, "privacy-unit", "", "column identifying a privacy unit (a person, an account): the guarantee covers all of a unit's rows, bounded by --max-rows-per-unit; the column is read, never written (default: each row is its own unit)")
+	fs.StringVar(&o.Ledger, "ledger", "", "the table's lifetime budget (a ledger file, or postgres://… with --ledger-name; see synth ledger init): the release reserves its charges there before it reads data, and is refused (exit 77) when they do not fit")
+	fs.StringVar(&o.LedgerName, "ledger-name", "", "the ledger's name in a PostgreSQL --ledger (default \"default\")")
 	fs.IntVar(&o.MaxRowsPerUnit, "max-rows-per-unit", 0, "K: the most rows one privacy unit contributes; a unit with more keeps K of them at random (every sensitivity is K times a row's; synth inspect --privacy-unit COLUMN helps choose K)")
 	fs.StringVar(&o.Solver, "solver", "project", "solver: "+strings.Join(solvers.Names(), ", "))
 	fs.StringVar(&o.Setting, "setting", "tuned", "solver setting: tuned or paper (the seeds' printed parameters)")
@@ -163,6 +167,7 @@ func (o *releaseOptions) config() (*release.Config, error) {
 		return nil, usagef("--neighbours must be add-remove or replace-one, got %q", o.Neighbours)
 	}
 	cfg.PrivacyUnit, cfg.MaxRowsPerUnit = o.PrivacyUnit, o.MaxRowsPerUnit
+	cfg.Ledger, cfg.LedgerName = o.Ledger, o.LedgerName
 	if cfg.Sampling, err = release.ParseSampleMethod(o.Sampling); err != nil {
 		return nil, usagef("--sampling: %v", err)
 	}
