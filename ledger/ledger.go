@@ -297,11 +297,22 @@ type Reservation struct {
 type RefusedError struct {
 	Where     string
 	Remaining privacy.Remaining
-	Err       error
+	// Budget is the ledger's lifetime budget.
+	Budget privacy.Budget
+	Err    error
 }
 
 func (e *RefusedError) Error() string {
-	return fmt.Sprintf("the table's lifetime budget in %s does not allow this release (%v); left: ε = %.6g (ρ = %.6g)", e.Where, e.Err, e.Remaining.Eps, e.Remaining.Rho)
+	var be *privacy.BudgetError
+	if errors.As(e.Err, &be) && be.Reason == "" {
+		msg := fmt.Sprintf("the table's lifetime budget in %s does not allow this release: its %d charges would bring the table's ε to %.4g, over the lifetime ε = %g (%.4g spent); left: ε = %.4g (ρ = %.4g)",
+			e.Where, len(be.Labels), be.Would, e.Budget.Eps, be.Spent, e.Remaining.Eps, e.Remaining.Rho)
+		if e.Remaining.Rho > 0 && e.Budget.Delta > 0 {
+			msg += fmt.Sprintf("; a release of at most ε ≈ %.3g at δ = %g would fit", privacy.RhoToEps(e.Remaining.Rho, e.Budget.Delta, privacy.Tight), e.Budget.Delta)
+		}
+		return msg + " (synth ledger show lists the entries)"
+	}
+	return fmt.Sprintf("the table's lifetime budget in %s does not allow this release (%v); left: ε = %.4g (ρ = %.4g)", e.Where, e.Err, e.Remaining.Eps, e.Remaining.Rho)
 }
 
 func (e *RefusedError) Unwrap() error { return e.Err }
@@ -315,11 +326,11 @@ func (l *Ledger) Check(ctx context.Context, charges []privacy.Charge) (privacy.R
 	}
 	pl, err := s.compose()
 	if err != nil {
-		return privacy.Remaining{}, &RefusedError{Where: l.Where(), Err: err}
+		return privacy.Remaining{}, &RefusedError{Where: l.Where(), Budget: s.Budget, Err: err}
 	}
 	rem := pl.Remaining()
 	if err := pl.Check(charges...); err != nil {
-		return rem, &RefusedError{Where: l.Where(), Remaining: rem, Err: err}
+		return rem, &RefusedError{Where: l.Where(), Remaining: rem, Budget: s.Budget, Err: err}
 	}
 	return rem, nil
 }
@@ -337,10 +348,10 @@ func (l *Ledger) Reserve(ctx context.Context, r Request) (*Reservation, error) {
 	err = l.st.update(ctx, func(s *State) (bool, error) {
 		pl, err := s.compose()
 		if err != nil {
-			return false, &RefusedError{Where: l.Where(), Err: err}
+			return false, &RefusedError{Where: l.Where(), Budget: s.Budget, Err: err}
 		}
 		if err := pl.Check(r.Charges...); err != nil {
-			return false, &RefusedError{Where: l.Where(), Remaining: pl.Remaining(), Err: err}
+			return false, &RefusedError{Where: l.Where(), Remaining: pl.Remaining(), Budget: s.Budget, Err: err}
 		}
 		s.Entries = append(s.Entries, Entry{ID: id, Started: now(), Status: Running, What: r.What, Solver: r.Solver, Out: r.Out,
 			Neighbours: r.Neighbours, Host: host, PID: os.Getpid(), Charges: toCharges(r.Charges)})
