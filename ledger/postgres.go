@@ -56,8 +56,16 @@ func (p *pgStore) fail(err error) error {
 	if p.secret != "" {
 		msg = strings.ReplaceAll(msg, p.secret, "xxxxx")
 	}
-	return fmt.Errorf("ledger %s: %s", p.where(), msg)
+	return &StoreError{Where: p.where(), Msg: msg}
 }
+
+// StoreError is a ledger store that cannot be reached or failed (a
+// database error); the CLI exits 69, as for a data source.
+type StoreError struct {
+	Where, Msg string
+}
+
+func (e *StoreError) Error() string { return "ledger " + e.Where + ": " + e.Msg }
 
 func (p *pgStore) create(ctx context.Context, s *State) error {
 	b, err := s.json()

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 
 	"github.com/dpsynth/synth/ingest"
+	"github.com/dpsynth/synth/ledger"
 	"github.com/dpsynth/synth/privacy"
 	"github.com/dpsynth/synth/query"
 	"github.com/dpsynth/synth/release"
@@ -34,13 +35,16 @@ const exitCodeHelp = `Exit codes:
   2   usage error (bad flags or arguments)
   65  bad input data, domain or workload (the message names file, row and column)
   66  an input file is missing or cannot be opened
-  69  a data source (database) is unavailable or a query failed
+  69  a data source or a PostgreSQL ledger (database) is unavailable or a
+      query failed
   70  internal error (a bug)
   73  an output file or folder cannot be created
   74  I/O error while reading or writing
-  77  the privacy budget does not cover the request (nothing was read)
+  77  the privacy budget, or the table's lifetime budget (--ledger), does not
+      cover the request (nothing was read)
   78  the release's estimated memory is over --memory-cap or --max-model-size
-      (nothing was read)
+      (nothing was read), or grouping the rows by --privacy-unit needs more
+      memory than --memory-cap leaves
   130 interrupted (no partial output is left)
 `
 
@@ -90,6 +94,7 @@ func exitCode(err error) int {
 		ge *ingest.MemoryError
 		sd *sqlsrc.DataError
 		ss *sqlsrc.SourceError
+		ls *ledger.StoreError
 	)
 	switch {
 	case err == nil:
@@ -110,7 +115,7 @@ func exitCode(err error) int {
 		return ExitData
 	case errors.Is(err, context.Canceled):
 		return ExitCanceled
-	case errors.As(err, &ss):
+	case errors.As(err, &ss), errors.As(err, &ls):
 		return ExitSource
 	case errors.As(err, &de), errors.As(err, &ve), errors.As(err, &ie):
 		return ExitData
