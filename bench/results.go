@@ -55,6 +55,10 @@ type Result struct {
 	// Model is the representation of D the release used: "explicit" or
 	// "factored" (empty: unknown).
 	Model string
+	// With a privacy unit (the event protocols) the errors above are
+	// against every row of the table; these are against the rows the
+	// bound kept: the noise without the bound's bias. NaN otherwise.
+	KeptMaxError, KeptMarginalL1 float64
 }
 
 // OK reports whether the run succeeded.
@@ -82,7 +86,7 @@ func newResult(pt *Point, sh *Shape) *Result {
 		DistMaxError: nan, DistMeanError: nan, PopMaxError: nan, PopMeanError: nan,
 		EpsilonSpent: nan, Iterations: -1, TraceIterations: -1,
 		Seconds: nan, ReleaseSeconds: nan, CPUSeconds: nan, PeakRSSMiB: nan,
-		MeanMarginalL1: nan,
+		MeanMarginalL1: nan, KeptMaxError: nan, KeptMarginalL1: nan,
 	}
 }
 
@@ -192,6 +196,8 @@ var columns = []column{
 	// Appended columns: older files end at status.
 	floatCol("mean_marginal_l1", func(r *Result) *float64 { return &r.MeanMarginalL1 }),
 	strCol("model", func(r *Result) *string { return &r.Model }),
+	floatCol("kept_max_error", func(r *Result) *float64 { return &r.KeptMaxError }),
+	floatCol("kept_mean_marginal_l1", func(r *Result) *float64 { return &r.KeptMarginalL1 }),
 }
 
 // legacyColumns is the number of columns of the first results schema

@@ -78,7 +78,7 @@ var wantHeader = []string{
 	"max_error", "mean_error", "rmse", "p95_error", "distribution_max_error", "distribution_mean_error",
 	"population_max_error", "population_mean_error", "epsilon_spent", "iterations", "trace_iterations",
 	"seconds", "release_seconds", "cpu_seconds", "peak_rss_mib", "status",
-	"mean_marginal_l1", "model",
+	"mean_marginal_l1", "model", "kept_max_error", "kept_mean_marginal_l1",
 }
 
 // TestRunTiny runs the tiny grid end to end and checks the outputs.

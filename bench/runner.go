@@ -345,6 +345,9 @@ func readOutputs(res *Result, stdout []byte, dir string) error {
 	}
 	res.MeanMarginalL1 = rep.meanMarginalL1()
 	res.Model = o.Model
+	if o.KeptErrors != nil {
+		res.KeptMaxError, res.KeptMarginalL1 = o.KeptErrors.Max, o.KeptMarginalL1
+	}
 	return nil
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/dpsynth/synth/query"
 )
 
 // Metrics summarises the absolute errors of a workload's queries.
@@ -99,4 +101,19 @@ func selectKth(s []float64, k int) float64 {
 		}
 	}
 	return s[k]
+}
+
+// MeanMarginalL1 is the mean over the workload's marginals of the L1
+// distance between the answers a and b on each (each marginal's cells
+// divided by its weight), NaN without marginals.
+func MeanMarginalL1(w *query.Workload, a, b []float64) float64 {
+	ms := w.Marginals()
+	if len(ms) == 0 {
+		return math.NaN()
+	}
+	sum := 0.0
+	for _, s := range ms {
+		sum += l1(a, b, s) / s.Weight
+	}
+	return sum / float64(len(ms))
 }

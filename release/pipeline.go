@@ -191,9 +191,14 @@ type Outcome struct {
 	Randomness string  `json:"randomness"`
 	// Errors are the workload errors of the released rows against the data:
 	// internal, not differentially private; absent with PublicReport.
-	Errors   *eval.Metrics `json:"internal_errors,omitempty"`
-	Warnings []string      `json:"warnings,omitempty"`
-	Seconds  float64       `json:"seconds"`
+	Errors *eval.Metrics `json:"internal_errors,omitempty"`
+	// With a privacy unit, Errors are against every row read; KeptErrors
+	// and KeptMarginalL1 are against the rows the bound kept: the noise
+	// alone, without the bound's bias (internal, not DP).
+	KeptErrors     *eval.Metrics `json:"internal_errors_kept,omitempty"`
+	KeptMarginalL1 float64       `json:"internal_mean_marginal_l1_kept,omitempty"`
+	Warnings       []string      `json:"warnings,omitempty"`
+	Seconds        float64       `json:"seconds"`
 }
 
 // pureRefusal explains why a solver that cannot plan under a pure budget

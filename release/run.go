@@ -114,6 +114,8 @@ type runner struct {
 	manJSON    []byte
 	man        *Manifest
 	metrics    *eval.Metrics
+	kept       *eval.Metrics // with a unit: against the kept rows
+	keptL1     float64
 	reportJSON []byte
 	reportHTML []byte
 }
@@ -712,6 +714,7 @@ func (r *runner) report() error {
 	}
 	m := rep.Errors.Synthetic
 	r.metrics = &m
+	r.keptErrors()
 	if r.reportJSON, err = rep.JSON(); err != nil {
 		return err
 	}
@@ -752,6 +755,7 @@ func (r *runner) outcome() *Outcome {
 		Solver:      r.solverName, Setting: r.setting.String(), Model: r.est.Model.String(),
 		Epsilon: r.cfg.Epsilon, Delta: r.cfg.Delta,
 		Spent: spent.Eps, Rho: spent.Rho, Randomness: r.man.Randomness.Source, Errors: r.metrics,
+		KeptErrors: r.kept, KeptMarginalL1: r.keptL1,
 		Warnings: r.warnings, Seconds: time.Since(r.start).Seconds(),
 		RecordsPrivate: r.cfg.Neighbours == solvers.AddRemove,
 		Relation:       r.cfg.Neighbours.Flag(), Unit: UnitText(r.cfg.PrivacyUnit, r.cfg.unitRows()),

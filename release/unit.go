@@ -2,9 +2,11 @@ package release
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/dpsynth/synth/contrib"
+	"github.com/dpsynth/synth/eval"
 	"github.com/dpsynth/synth/ingest"
 	"github.com/dpsynth/synth/solvers"
 	"github.com/dpsynth/synth/sqlsrc"
@@ -193,4 +195,18 @@ func (r *runner) sqlUnitStats(src *sqlsrc.Source, rows int64) error {
 	r.internalf("privacy unit %q: %d rows read, %d rows beyond --max-rows-per-unit %d dropped, %d kept (internal, not DP)",
 		r.cfg.PrivacyUnit, rows, rows-r.n, r.cfg.MaxRowsPerUnit, r.n)
 	return nil
+}
+
+// keptErrors, with a privacy unit, scores the rows against the kept rows
+// (the solver's input): what the noise costs apart from the bound's bias.
+func (r *runner) keptErrors() {
+	if r.allN == 0 || r.truth == nil || len(r.synthAns) != len(r.truth) {
+		return
+	}
+	m := eval.Summarize(eval.AbsErrors(r.truth, r.synthAns, make([]float64, len(r.truth))))
+	r.kept = &m
+	if l1 := eval.MeanMarginalL1(r.wl, r.truth, r.synthAns); !math.IsNaN(l1) {
+		r.keptL1 = l1
+	}
+	r.internalf("workload error against the %d rows kept by the unit's bound (internal, not DP): max %.4g, mean %.3g", r.n, m.Max, m.Mean)
 }
