@@ -49,8 +49,8 @@ type Protocol struct {
 	// error and on mean marginal L1 at each ε, its time over synth's, and
 	// synth's peak memory.
 	Versus string
-	// Events, when positive, replaces Dataset by the generated event table
-	// of that many users (WriteEvents, seed EventsSeed): many rows per
+	// Events, when positive, replaces the shipped dataset by the generated
+	// event table (Dataset names it "events") of that many users (WriteEvents, seed EventsSeed): many rows per
 	// person, released with the person as the privacy unit.
 	Events int
 	// UnitRows, when positive, releases with --privacy-unit EventsUnit
@@ -171,7 +171,7 @@ var protocols = []*Protocol{
 	},
 	eventsProtocol(1), eventsProtocol(4), eventsProtocol(16), eventsProtocol(64),
 	{
-		Name: "events-rows", Events: eventsUsers, Marginals: 3,
+		Name: "events-rows", Dataset: "events", Events: eventsUsers, Marginals: 3,
 		Epsilons: []float64{0.1, 0.5, 1}, Delta: 1e-9, Seeds: 3,
 		Note: eventsNote + " This protocol releases the same table with every row its own unit: it protects one " +
 			"rating, not one user (a user with r rows is protected at r·ε), and is here only as the error floor " +
@@ -188,7 +188,7 @@ var protocols = []*Protocol{
 // unit, at most k rows per user.
 func eventsProtocol(k int) *Protocol {
 	return &Protocol{
-		Name: fmt.Sprintf("events-k%d", k), Events: eventsUsers, UnitRows: k, Marginals: 3,
+		Name: fmt.Sprintf("events-k%d", k), Dataset: "events", Events: eventsUsers, UnitRows: k, Marginals: 3,
 		Epsilons: []float64{0.1, 0.5, 1}, Delta: 1e-9, Seeds: 3,
 		Note: eventsNote + fmt.Sprintf(" Each user is the privacy unit, with at most %d rows kept.", k),
 	}
