@@ -3,11 +3,13 @@ package ingest
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -414,4 +416,68 @@ func BenchmarkReadCSVUnits(b *testing.B) {
 			reportRows(b, len(rows))
 		})
 	}
+}
+
+// FuzzReadCSVUnits: a read with a privacy unit never panics; its errors are
+// data or I/O errors that never show a unit's value; a successful read
+// keeps at most K rows per unit and at most every row, whatever the
+// workers and batches.
+func FuzzReadCSVUnits(f *testing.F) {
+	f.Add([]byte("user,g,n,h\nsecret-a,a,1,x\nsecret-a,b,2,\nsecret-b,c,3,y\n"), uint8(1))
+	f.Add([]byte("h,user,g,n\nx,secret-1,a,9\n,secret-1,a,9\ny,,b,0\n"), uint8(2))
+	f.Add([]byte("user,g,n,h\nsecret-q,a,10,x\n"), uint8(3))
+	dom := unitDomain(f)
+	f.Fuzz(func(t *testing.T, raw []byte, k uint8) {
+		o := unitOpts(int(k%8) + 1)
+		o.Workers = 1
+		one, st, err1 := ReadCSV(context.Background(), bytes.NewReader(raw), "f.csv", dom, o)
+		o.Workers, o.BatchRows = 3, 2
+		many, _, err2 := ReadCSV(context.Background(), bytes.NewReader(raw), "f.csv", dom, o)
+		if (err1 == nil) != (err2 == nil) || err1 != nil && err1.Error() != err2.Error() {
+			t.Fatalf("1 worker: %v; 3 workers: %v", err1, err2)
+		}
+		if err1 != nil {
+			for _, v := range unitOnlyValues(raw) {
+				// Errors quote the values they show.
+				if strings.Contains(err1.Error(), strconv.Quote(v)) {
+					t.Fatalf("an error shows a unit's value %q: %v", v, err1)
+				}
+			}
+			return
+		}
+		if table(one) != table(many) {
+			t.Fatalf("1 worker: %s; 3 workers: %s", table(one), table(many))
+		}
+		if one.Total() > st.Rows || one.Total() > int64(o.MaxRowsPerUnit)*st.Units || st.N+st.UnitRowsDropped != st.AllCounts.Total() {
+			t.Fatalf("kept %d of %d rows of %d units (K = %d), dropped %d", one.Total(), st.Rows, st.Units, o.MaxRowsPerUnit, st.UnitRowsDropped)
+		}
+	})
+}
+
+// unitOnlyValues returns the values of a CSV's "user" column that appear in
+// no other field (nor the header): those an error must never show.
+func unitOnlyValues(raw []byte) []string {
+	recs, err := csv.NewReader(bytes.NewReader(raw)).ReadAll()
+	if err != nil || len(recs) == 0 {
+		return nil
+	}
+	col := slices.Index(recs[0], "user")
+	if col < 0 {
+		return nil
+	}
+	elsewhere := map[string]bool{}
+	for i, r := range recs {
+		for j, v := range r {
+			if i == 0 || j != col {
+				elsewhere[v] = true
+			}
+		}
+	}
+	var out []string
+	for _, r := range recs[1:] {
+		if col < len(r) && len(r[col]) >= 3 && !elsewhere[r[col]] {
+			out = append(out, r[col])
+		}
+	}
+	return out
 }
