@@ -183,3 +183,50 @@ func TestReadmeInputs(t *testing.T) {
 	}
 	runDocSessions(t, filepath.Join(pkgDir, "..", "..", "README.md"), dir)
 }
+
+// TestMarkdownFences: every fenced block of the repository's Markdown files
+// is closed (as a CommonMark renderer sees them: a fence closes with a line
+// of at least as many backticks and nothing else), and no section heading
+// ("## …") falls inside a block, which is what an unclosed fence does to
+// the rest of a page.
+func TestMarkdownFences(t *testing.T) {
+	root := filepath.Join("..", "..")
+	var files []string
+	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && p != root || d.Name() == "testdata" || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if strings.HasSuffix(p, ".md") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if len(files) < 5 {
+		t.Fatalf("found only %d Markdown files under %s", len(files), root)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		open, fence := 0, ""
+		for i, l := range strings.Split(string(b), "\n") {
+			trimmed := strings.TrimLeft(l, " ")
+			switch {
+			case fence == "" && (strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~")):
+				n := len(trimmed) - len(strings.TrimLeft(trimmed, trimmed[:1]))
+				fence, open = trimmed[:n], i+1
+			case fence != "" && strings.HasPrefix(trimmed, fence) && strings.TrimSpace(strings.TrimLeft(trimmed, fence[:1])) == "":
+				fence = ""
+			case fence != "" && strings.HasPrefix(l, "## "):
+				t.Errorf("%s:%d: heading %q inside the code block opened at line %d", f, i+1, l, open)
+			}
+		}
+		if fence != "" {
+			t.Errorf("%s:%d: code block never closed", f, open)
+		}
+	}
+}
