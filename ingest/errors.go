@@ -197,9 +197,9 @@ func hints(ss []suggestion) []string {
 		list := strings.Join(names, ", ")
 		switch k {
 		case suggClamp:
-			out = append(out, "--clamp moves numbers out of range ("+list+") to the nearest declared bound, row by row (counted in the manifest)")
+			out = append(out, "--clamp moves numbers out of range ("+list+") to the nearest declared bound, row by row (the count goes to stderr and the internal report, never to a public file)")
 		case suggOther:
-			out = append(out, "--unknown-to-other maps unknown categories to the declared other value ("+strings.Join(others, ", ")+"), row by row (counted in the manifest)")
+			out = append(out, "--unknown-to-other maps unknown categories to the declared other value ("+strings.Join(others, ", ")+"), row by row (the count goes to stderr and the internal report, never to a public file)")
 		case suggDeclare:
 			out = append(out, "unknown categories of "+list+": declare them in the domain's \"values\", or declare an \"other\" value and use --unknown-to-other (docs/DOMAIN.md)")
 		case suggNull:

@@ -116,8 +116,8 @@ func TestParts(t *testing.T) {
 		" (declared: categorical {\"Amer-Indian-Eskimo\", \"Asian-Pac-Islander\", \"Black\", \"Other\", \"White\"} other \"Other\")\n" +
 		p5 + ": row 3, column \"age\": out of range \"200\" (declared: numeric [17, 91] in 10 bins)\n" +
 		p6 + ": row 2, column \"age\": out of range \"1\" (declared: numeric [17, 91] in 10 bins)\n" +
-		"hint: --clamp moves numbers out of range (\"age\") to the nearest declared bound, row by row (counted in the manifest)\n" +
-		"hint: --unknown-to-other maps unknown categories to the declared other value (\"Other\" of \"race\"), row by row (counted in the manifest)"
+		"hint: --clamp moves numbers out of range (\"age\") to the nearest declared bound, row by row (the count goes to stderr and the internal report, never to a public file)\n" +
+		"hint: --unknown-to-other maps unknown categories to the declared other value (\"Other\" of \"race\"), row by row (the count goes to stderr and the internal report, never to a public file)"
 	if err.Error() != wantMsg {
 		t.Errorf("ReadFile(bad parts) error\n%s\nwant\n%s", err, wantMsg)
 	}

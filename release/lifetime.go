@@ -41,7 +41,7 @@ func (r *runner) reserve() error {
 		return err
 	}
 	r.lifetime, r.reservation = l, res
-	r.log.Info("reserved in the table's lifetime budget", "ledger", l.Where(), "entry", res.ID)
+	r.log.Debug("reserved in the table's lifetime budget", "ledger", l.Where(), "entry", res.ID)
 	return nil
 }
 

@@ -135,7 +135,7 @@ type Hooks struct {
 	// Progress is called after each solver iteration.
 	Progress func(solvers.Progress)
 	// ProgressLog asks for progress lines with an estimate of the time
-	// left on Log (at level Warn, every 10 s) during long phases: for
+	// left on Log (at level Info, every 10 s) during long phases: for
 	// batch logs, when stderr is not a terminal.
 	ProgressLog bool
 	// Internal receives messages for the operator only (stderr), never

@@ -55,9 +55,9 @@ func Run(ctx context.Context, cfg *Config, hooks *Hooks) (*Outcome, error) {
 		}
 		if d := time.Since(t0); r.hooks.ProgressLog && d >= progressLogEvery {
 			// Batch logs hear of every long phase, not only the solver's.
-			r.log.Warn("stage done", "stage", st.name, "seconds", d.Seconds(), "elapsed", time.Since(r.start).Round(time.Second).String())
+			r.log.Info("stage done", "stage", st.name, "seconds", d.Seconds(), "elapsed", time.Since(r.start).Round(time.Second).String())
 		} else {
-			r.log.Info("stage done", "stage", st.name, "seconds", d.Seconds())
+			r.log.Debug("stage done", "stage", st.name, "seconds", d.Seconds())
 		}
 	}
 	return r.outcome(), nil
@@ -203,7 +203,7 @@ func (r *runner) plan() error {
 		return err
 	}
 	r.warnings = append(r.warnings, BudgetWarnings(cfg.Epsilon, cfg.Delta)...)
-	r.log.Info("budget checked", "model", r.est.Model.String(), "peak_memory", fmtBytes(r.est.PeakBytes), "epsilon", cfg.Epsilon, "delta", cfg.Delta,
+	r.log.Debug("budget checked", "model", r.est.Model.String(), "peak_memory", fmtBytes(r.est.PeakBytes), "epsilon", cfg.Epsilon, "delta", cfg.Delta,
 		"solver", r.solverName, "setting", r.setting.String(), "charges", len(r.plan0.Charges))
 	return nil
 }
@@ -211,7 +211,7 @@ func (r *runner) plan() error {
 func (r *runner) randomness() error {
 	if r.cfg.Seed != nil {
 		r.rnd = privacy.NewSeeded(*r.cfg.Seed)
-		r.log.Info("seeded run: " + r.rnd.Describe())
+		r.log.Debug("seeded run: " + r.rnd.Describe())
 		return nil
 	}
 	var err error
@@ -242,7 +242,7 @@ func (r *runner) read() error {
 	case cfg.MarginalCounts != "":
 		return r.readMarginalCounts()
 	}
-	r.log.Info("reading data", "file", cfg.Data)
+	r.log.Debug("reading data", "file", cfg.Data)
 	opts := cfg.Inputs.options(cfg.DataFormat, cfg.CountColumn, cfg.Policy)
 	r.unitOptions(&opts)
 	counts, stats, err := ingest.ReadFile(r.ctx, cfg.Data, r.dom, opts)
@@ -266,11 +266,11 @@ func (r *runner) read() error {
 		if r.counts.Total() == 0 {
 			return &DataError{File: cfg.Data, Msg: fmt.Sprintf("no records left to release after holding out %.0f%%", 100*cfg.Holdout)}
 		}
-		r.log.Info("held out records", "holdout", r.holdout.Total(), "release", r.counts.Total())
+		r.log.Debug("held out records", "holdout", r.holdout.Total(), "release", r.counts.Total())
 	}
 	r.data = r.counts
 	r.n = r.counts.Total()
-	r.log.Info("data read", "records", counts.Total(), "distinct_cells", stats.Distinct)
+	r.log.Debug("data read", "records", counts.Total(), "distinct_cells", stats.Distinct)
 	return nil
 }
 
@@ -280,7 +280,7 @@ func (r *runner) read() error {
 // estimate covers).
 func (r *runner) readSource() error {
 	cfg := r.cfg
-	r.log.Info("opening the data source", "source", sqlsrc.RedactDSN(cfg.Source))
+	r.log.Debug("opening the data source", "source", sqlsrc.RedactDSN(cfg.Source))
 	src, err := sqlsrc.Open(r.ctx, cfg.Source, r.dom, &sqlsrc.Options{Table: cfg.Table, Query: cfg.Query, Policy: cfg.Policy, Unit: r.sqlUnit()})
 	if err != nil {
 		return err
@@ -310,7 +310,7 @@ func (r *runner) readSource() error {
 	if err := r.sqlUnitStats(src, rep.Rows); err != nil {
 		return err
 	}
-	r.log.Info("data counted in the source", "records", r.n)
+	r.log.Debug("data counted in the source", "records", r.n)
 	return nil
 }
 
@@ -433,7 +433,7 @@ func (r *runner) solve() error {
 		}
 		prob.Op = r.op
 	}
-	r.log.Info("solving", "solver", r.solverName, "model", r.est.Model.String(), "iterations", plan.Iterations)
+	r.log.Debug("solving", "solver", r.solverName, "model", r.est.Model.String(), "iterations", plan.Iterations)
 	if r.res, err = r.solver.Solve(r.ctx, prob); err != nil {
 		return err
 	}
@@ -492,7 +492,7 @@ func (r *runner) progress() func(solvers.Progress) {
 				eta := time.Duration(float64(p.Elapsed) * float64(p.Total-p.Iter) / float64(p.Iter))
 				args = append(args, "eta", eta.Round(time.Second).String())
 			}
-			r.log.Warn("solving", args...)
+			r.log.Info("solving", args...)
 		}
 	}
 }
@@ -585,7 +585,7 @@ func (r *runner) writeRows() error {
 		return err
 	}
 	r.synthOne = NewOneWay(r.dom)
-	r.log.Info("writing", "dir", r.od.Dir(), "rows", r.rows)
+	r.log.Debug("writing", "dir", r.od.Dir(), "rows", r.rows)
 	if r.est.Model == solvers.Factored {
 		tally := r.wl.NewTally()
 		err := cfg.Output.WriteSyntheticRows(r.ctx, r.od, r.dom, dec, r.manJSON, func(rw RowWriter) error {
@@ -624,7 +624,7 @@ func (r *runner) writeRows() error {
 		if cells, bs, err = Balance(cells, r.res.D, r.rows, r.op, MarginalTouch(r.wl), balanceRounds); err != nil {
 			return err
 		}
-		r.log.Info("balanced the rows", "rounds", bs.Rounds, "moves", bs.Moves, "rms_before", bs.Before, "rms_after", bs.After)
+		r.log.Debug("balanced the rows", "rounds", bs.Rounds, "moves", bs.Moves, "rms_before", bs.Before, "rms_after", bs.After)
 	}
 	r.synthOne.AddCells(cells)
 	rowCells := Rows(nil, cells, r.rnd)

@@ -29,7 +29,7 @@ type outputOptions struct {
 
 func (o *outputOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Config, "config", "", "JSON file of flag values ({\"epsilon\": 1, ...}); flags on the command line override it")
-	fs.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress and no log messages (errors still go to stderr)")
+	fs.BoolVarP(&o.Quiet, "quiet", "q", false, "no summary, progress, warnings or log messages (errors, and notes of changes made to the data such as repairs, still go to stderr)")
 	fs.BoolVarP(&o.Verbose, "verbose", "v", false, "log each stage of the run on stderr")
 	fs.StringVar(&o.LogFormat, "log-format", "text", "log format on stderr: text or json")
 	fs.BoolVar(&o.JSON, "json", false, "print the outcome as one JSON line on stdout")
@@ -44,9 +44,11 @@ func (o *outputOptions) logger(e *env) (*slog.Logger, error) {
 	if o.Quiet {
 		w = io.Discard
 	}
-	opts := &slog.HandlerOptions{Level: slog.LevelWarn}
+	// Info: warnings, and the progress lines of long phases in batch logs;
+	// --verbose adds every stage (Debug).
+	opts := &slog.HandlerOptions{Level: slog.LevelInfo}
 	if o.Verbose {
-		opts.Level = slog.LevelInfo
+		opts.Level = slog.LevelDebug
 	}
 	switch o.LogFormat {
 	case "text", "":
@@ -68,6 +70,18 @@ func (o *outputOptions) warn(e *env, log *slog.Logger, msg string) {
 	default:
 		fmt.Fprintf(e.stderr, "synth: warning: %s\n", msg)
 	}
+}
+
+// notice reports a change made to the data (repairs, rows dropped by a
+// privacy unit's bound): an exact statistic for the operator only, printed
+// even with --quiet, since nothing else records it when the reports are
+// public.
+func (o *outputOptions) notice(e *env, log *slog.Logger, msg string) {
+	if o.LogFormat == "json" && !o.Quiet {
+		log.Warn(msg)
+		return
+	}
+	fmt.Fprintf(e.stderr, "synth: note: %s\n", msg)
 }
 
 // applyConfig sets every flag named in the JSON config file that was not
@@ -141,7 +155,7 @@ func (o *dataOptions) addFlags(fs *pflag.FlagSet, formatAlias bool) {
 		fs.StringVar(&o.Format, "format", "auto", "format of --data: auto, csv or parquet (same as --data-format)")
 	}
 	fs.StringVar(&o.CountColumn, "count-column", "", "pre-aggregated input: the column holding each row's count (e.g. from a SQL GROUP BY)")
-	fs.BoolVar(&o.Clamp, "clamp", false, "clamp integer and numeric values outside the declared bounds (row-wise; counted in the manifest)")
+	fs.BoolVar(&o.Clamp, "clamp", false, "clamp integer and numeric values outside the declared bounds (row-wise; the count goes to stderr, even with --quiet, and to the internal report, never to a public file)")
 	fs.BoolVar(&o.UnknownToOther, "unknown-to-other", false, "map unknown categories to the attribute's declared \"other\" value")
 	fs.StringSliceVar(&o.Columns, "columns", nil, "use only these attributes (comma-separated): the domain is projected onto them and other table columns are ignored")
 	fs.StringSliceVar(&o.ExcludeColumns, "exclude-columns", nil, "leave out these attributes (comma-separated): dropped from the domain and ignored in the table")

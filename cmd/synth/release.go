@@ -227,7 +227,7 @@ func runRelease(ctx context.Context, e *env, o *releaseOptions) error {
 		// Batch logs (stderr not a terminal) get progress lines with an
 		// estimate of the time left instead of the bar.
 		ProgressLog: !e.tty && !o.Quiet,
-		Internal:    func(msg string) { o.warn(e, log, msg) }})
+		Internal:    func(msg string) { o.notice(e, log, msg) }})
 	bar.done()
 	if err != nil {
 		return err
@@ -240,7 +240,9 @@ func runRelease(ctx context.Context, e *env, o *releaseOptions) error {
 	if o.JSON {
 		return printJSONLine(e.stdout, out)
 	}
-	printOutcome(e, out)
+	if !o.Quiet {
+		printOutcome(e, out)
+	}
 	return nil
 }
 
