@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/dpsynth/synth/universe"
@@ -137,14 +138,37 @@ func (s OutputSettings) WriteSyntheticRows(ctx context.Context, od *OutDir, dom 
 	if s.Format != CSV {
 		return nil
 	}
-	js, err := dom.MarshalJSON()
+	js, err := csvDomainJSON(dom)
 	if err != nil {
 		return err
 	}
+	return od.Write(ctx, DomainFile, 0o644, writeBytes(js))
+}
+
+// csvDomainJSON is the domain.json that describes a synthetic CSV file: the
+// domain with each null token replaced by the empty string, since the CSV
+// writes nulls as empty fields (so that synth inspect and synth eval read
+// the release's own files back). An attribute that declares the empty
+// string as a category keeps its token (its nulls and that category are
+// both empty fields in the CSV: see CSVWriter).
+func csvDomainJSON(dom *universe.Domain) ([]byte, error) {
+	csvDom, err := dom.WithNullTokens(func(a *universe.Attribute) string {
+		if slices.Contains(a.Values, "") {
+			return a.NullToken
+		}
+		return ""
+	})
+	if err != nil {
+		return nil, err
+	}
+	js, err := csvDom.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
 	var buf bytes.Buffer
 	if err := json.Indent(&buf, js, "", "  "); err != nil {
-		return err
+		return nil, err
 	}
 	buf.WriteByte('\n')
-	return od.Write(ctx, DomainFile, 0o644, writeBytes(buf.Bytes()))
+	return buf.Bytes(), nil
 }

@@ -282,3 +282,25 @@ func fmtCount(x *big.Int) string {
 // FormatCount renders an exact count with thousands separators, e.g.
 // "336,000".
 func FormatCount(x *big.Int) string { return fmtCount(x) }
+
+// WithNullTokens returns a copy of the domain in which each nullable
+// attribute's null token is token(a); codes and everything else are
+// unchanged. A token that is a declared category of its attribute is an
+// error.
+func (d *Domain) WithNullTokens(token func(a *Attribute) string) (*Domain, error) {
+	attrs := make([]*Attribute, len(d.attrs))
+	for i, a := range d.attrs {
+		if !a.Nullable {
+			attrs[i] = a
+			continue
+		}
+		t := token(a)
+		if _, ok := a.index[t]; ok && a.Kind == Categorical {
+			return nil, fmt.Errorf("attribute %q: null token %q is also a declared value", a.Name, t)
+		}
+		c := *a
+		c.NullToken = t
+		attrs[i] = &c
+	}
+	return NewDomain(attrs...)
+}

@@ -206,3 +206,32 @@ func TestCheckExplicit(t *testing.T) {
 		t.Errorf("FormatCount = %q, want %q", got, "336,000")
 	}
 }
+
+func TestWithNullTokens(t *testing.T) {
+	d, err := ParseDomain([]byte(`{"attributes": [
+  {"name": "a", "type": "categorical", "values": ["x", "y"], "null": "NA"},
+  {"name": "b", "type": "integer", "min": 0, "max": 9, "null": "?"},
+  {"name": "c", "type": "encoded", "size": 3}
+]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := d.WithNullTokens(func(*Attribute) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"", "", ""} {
+		if got := e.Attr(i).NullToken; got != want {
+			t.Errorf("attribute %d: NullToken = %q, want %q", i, got, want)
+		}
+	}
+	if d.Attr(0).NullToken != "NA" || e.Attr(0).Size() != 3 || e.Attr(1).Size() != 11 {
+		t.Errorf("the original changed or the sizes did: %q, %d, %d", d.Attr(0).NullToken, e.Attr(0).Size(), e.Attr(1).Size())
+	}
+	if c, err := e.Attr(0).EncodeString("", Policy{}); err != nil || c != 2 {
+		t.Errorf("EncodeString(\"\") = %d, %v; want the null code 2", c, err)
+	}
+	if _, err := d.WithNullTokens(func(*Attribute) string { return "x" }); err == nil {
+		t.Error("a null token equal to a declared value: no error")
+	}
+}
