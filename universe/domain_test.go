@@ -228,7 +228,7 @@ func TestWithNullTokens(t *testing.T) {
 	if d.Attr(0).NullToken != "NA" || e.Attr(0).Size() != 3 || e.Attr(1).Size() != 11 {
 		t.Errorf("the original changed or the sizes did: %q, %d, %d", d.Attr(0).NullToken, e.Attr(0).Size(), e.Attr(1).Size())
 	}
-	if c, err := e.Attr(0).EncodeString("", Policy{}); err != nil || c != 2 {
+	if c, _, err := e.Attr(0).EncodeString("", Policy{}); err != nil || c != 2 {
 		t.Errorf("EncodeString(\"\") = %d, %v; want the null code 2", c, err)
 	}
 	if _, err := d.WithNullTokens(func(*Attribute) string { return "x" }); err == nil {
