@@ -88,7 +88,11 @@ func bind(file string, names []string, dom *universe.Domain, opts *Options) (*bi
 			if len(extra) > 1 {
 				it = "them"
 			}
-			msg += fmt.Sprintf("; to skip %s give --exclude-columns %s or --ignore-extra-columns", it, strings.Join(extra, ","))
+			// --exclude-columns names attributes of the domain to leave
+			// out; a column the domain does not declare is skipped by
+			// --ignore-extra-columns (or --columns, which keeps only the
+			// attributes it names).
+			msg += fmt.Sprintf("; to skip %s give --ignore-extra-columns", it)
 		}
 		return nil, &DataError{File: file, Column: extra[0], Err: fmt.Errorf("%w: %s (%s)", ErrExtraColumn, msg, attrs)}
 	case len(missing) > 0:

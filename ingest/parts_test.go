@@ -251,7 +251,7 @@ func TestColumns(t *testing.T) {
 		{Options{Columns: []string{"age", "sex"}}, "sex,age", "[0 0]:1 [1 4]:1"},
 		{Options{ExcludeColumns: []string{"race", "income", "job"}, IgnoreExtraColumns: true}, "sex,age", "[0 0]:1 [1 4]:1"},
 		{Options{IgnoreExtraColumns: true}, "sex,race,age,income,job", "[0 0 0 0 0]:1 [1 1 4 2 1]:1"},
-		{Options{}, "sex,race,age,income,job", `extra column: "id", "zip" are not attributes of the domain; to skip them give --exclude-columns id,zip or --ignore-extra-columns`},
+		{Options{}, "sex,race,age,income,job", `extra column: "id", "zip" are not attributes of the domain; to skip them give --ignore-extra-columns`},
 		{Options{ExcludeColumns: []string{"job"}}, "sex,race,age,income", `extra column: "id", "zip"`},
 		{Options{Columns: []string{"agee", "sex"}}, "", `--columns: "agee" is not an attribute of the domain (domain attributes: "sex", "race", "age", "income", "job")`},
 		{Options{ExcludeColumns: []string{"id"}}, "", `--exclude-columns: "id" is not an attribute of the domain`},

@@ -191,7 +191,12 @@ func TestInputsFailures(t *testing.T) {
 	extra := filepath.Join(tmp, "extra.csv")
 	os.WriteFile(extra, []byte("id,"+strings.TrimRight(lines[0], "\n")+"\n7,"+lines[1]), 0o644)
 	r = runBinary(t, "", "inspect", "--domain", domain, "--data", extra)
-	wantOutput(t, r, ExitData, r.stderr, `header, column "id": extra column: "id" is not an attribute of the domain; to skip it give --exclude-columns id or --ignore-extra-columns`)
+	wantOutput(t, r, ExitData, r.stderr, `header, column "id": extra column: "id" is not an attribute of the domain; to skip it give --ignore-extra-columns`)
+	// The hint works: --ignore-extra-columns skips the column (where
+	// --exclude-columns, which names attributes of the domain, would fail).
+	if r := runBinary(t, "", "inspect", "--domain", domain, "--data", extra, "--ignore-extra-columns"); r.code != ExitOK {
+		t.Errorf("inspect with the hint's flag: %s", r)
+	}
 	r = runBinary(t, "", "inspect", "--domain", domain, "--data", extra, "--ignore-extra-columns")
 	wantOutput(t, r, ExitOK, r.stdout, "n: 1\n")
 	r = runBinary(t, "", rel("--data", whole, "--columns", "sex,agee,zip")...)
