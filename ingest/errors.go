@@ -145,21 +145,37 @@ const (
 	suggDeclare                   // unknown category, no other: declare it
 	suggNull                      // missing value, no null token: declare one
 	suggSize                      // encoded code past the size: declare a larger size
+	suggNullToken                 // a usual spelling of a missing value ("NA"): declare it as the null token
 )
+
+// nullSpellings are the texts tables commonly use for a missing value.
+var nullSpellings = []string{"NA", "N/A", "n/a", "na", "NaN", "nan", "null", "NULL", "Null", "None", "none", "?", "-", ".", "NIL", "nil", "#N/A"}
 
 // suggestion is one kind of repair for one attribute.
 type suggestion struct {
-	kind uint8
+	kind  uint8
+	token string // suggNullToken: the missing value's spelling
 	idx  int // the attribute's position in the domain, which orders hints
 	attr *universe.Attribute
 }
 
-// suggestKind returns the repair that would apply to a bad value.
-func suggestKind(err error) uint8 {
+// suggestKind returns the repair that would apply to a bad value (and, for
+// a missing value spelled as text, the spelling).
+func suggestKind(err error) (uint8, string) {
 	var ve *universe.ValueError
 	if !errors.As(err, &ve) {
-		return 0
+		return 0, ""
 	}
+	if t := strings.TrimSpace(ve.Value); !ve.Attr.Nullable && slices.Contains(nullSpellings, t) {
+		switch ve.Reason {
+		case universe.ReasonUnknown, universe.ReasonNotNumber, universe.ReasonNotInteger, universe.ReasonNotFinite:
+			return suggNullToken, t
+		}
+	}
+	return suggestKindOf(ve), ""
+}
+
+func suggestKindOf(ve *universe.ValueError) uint8 {
 	switch ve.Reason {
 	case universe.ReasonRange:
 		return suggClamp
@@ -182,13 +198,14 @@ func hints(ss []suggestion) []string {
 	ss = slices.Clone(ss)
 	slices.SortFunc(ss, func(a, b suggestion) int { return cmp.Compare(a.idx, b.idx) })
 	var out []string
-	for _, k := range []uint8{suggClamp, suggOther, suggDeclare, suggNull, suggSize} {
+	for _, k := range []uint8{suggClamp, suggOther, suggDeclare, suggNull, suggNullToken, suggSize} {
 		var names []string
-		var others []string
+		var others, tokens []string
 		for _, s := range ss {
 			if s.kind == k && !slices.Contains(names, strconv.Quote(s.attr.Name)) {
 				names = append(names, strconv.Quote(s.attr.Name))
 				others = append(others, fmt.Sprintf("%q of %q", s.attr.Other, s.attr.Name))
+				tokens = append(tokens, fmt.Sprintf("\"null\": %q for %q", s.token, s.attr.Name))
 			}
 		}
 		if len(names) == 0 {
@@ -204,6 +221,8 @@ func hints(ss []suggestion) []string {
 			out = append(out, "unknown categories of "+list+": declare them in the domain's \"values\", or declare an \"other\" value and use --unknown-to-other (docs/DOMAIN.md)")
 		case suggNull:
 			out = append(out, "missing values of "+list+": declare a null token in the domain, e.g. \"null\": \"\" for empty fields (docs/DOMAIN.md)")
+		case suggNullToken:
+			out = append(out, "missing values spelled as text in "+list+": declare the spelling as the attribute's null token, e.g. "+strings.Join(tokens, ", ")+" (docs/DOMAIN.md)")
 		case suggSize:
 			out = append(out, "codes too large for "+list+": declare the right size in the domain (docs/DOMAIN.md)")
 		}

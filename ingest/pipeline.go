@@ -492,10 +492,10 @@ func (w *worker) do(j *job, r *result) {
 // MaxReported of the job in encode.
 func (w *worker) bad(i, attr, col int, err error) {
 	w.res.nbad++
-	if k := suggestKind(err); k != 0 {
+	if k, token := suggestKind(err); k != 0 {
 		var ve *universe.ValueError
 		errors.As(err, &ve)
-		w.res.sugg = addSuggestions(w.res.sugg, suggestion{kind: k, idx: attr, attr: ve.Attr})
+		w.res.sugg = addSuggestions(w.res.sugg, suggestion{kind: k, token: token, idx: attr, attr: ve.Attr})
 	}
 	if w.colBad >= MaxReported || len(w.res.bad) >= MaxReported {
 		return

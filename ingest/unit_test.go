@@ -481,3 +481,31 @@ func unitOnlyValues(raw []byte) []string {
 	}
 	return out
 }
+
+// TestHintNullSpelling: a missing value spelled as text ("NA", "?") in an
+// attribute without a null token gets the hint to declare that spelling as
+// the null token, not to declare it as a category.
+func TestHintNullSpelling(t *testing.T) {
+	dom, err := universe.ParseDomain([]byte(`{"attributes": [
+  {"name": "job", "type": "categorical", "values": ["x", "y"]},
+  {"name": "wage", "type": "numeric", "lower": 0, "upper": 100, "bins": 4},
+  {"name": "kind", "type": "categorical", "values": ["p", "q"]}
+]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = ReadCSV(t.Context(), strings.NewReader("job,wage,kind\nNA,10,p\nx,?,q\ny,10,zz\n"), "t.csv", dom, Options{})
+	var de *DataError
+	if !errors.As(err, &de) {
+		t.Fatalf("err = %v, want a DataError", err)
+	}
+	hints := strings.Join(de.Hints, "\n")
+	for _, w := range []string{`"null": "NA" for "job"`, `"null": "?" for "wage"`, `unknown categories of "kind": declare them in the domain's "values"`} {
+		if !strings.Contains(hints, w) {
+			t.Errorf("hints do not contain %q:\n%s", w, hints)
+		}
+	}
+	if strings.Contains(hints, `unknown categories of "job"`) {
+		t.Errorf("\"NA\" of job is hinted as a category to declare:\n%s", hints)
+	}
+}
