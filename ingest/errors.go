@@ -140,12 +140,12 @@ func isValueErr(err error) bool {
 
 // Kinds of repair suggestions, in the order hints are given.
 const (
-	suggClamp   uint8 = 1 << iota // out-of-range integer or numeric value: --clamp
-	suggOther                     // unknown category, other declared: --unknown-to-other
-	suggDeclare                   // unknown category, no other: declare it
-	suggNull                      // missing value, no null token: declare one
-	suggSize                      // encoded code past the size: declare a larger size
-	suggNullToken                 // a usual spelling of a missing value ("NA"): declare it as the null token
+	suggClamp     uint8 = 1 << iota // out-of-range integer or numeric value: --clamp
+	suggOther                       // unknown category, other declared: --unknown-to-other
+	suggDeclare                     // unknown category, no other: declare it
+	suggNull                        // missing value, no null token: declare one
+	suggSize                        // encoded code past the size: declare a larger size
+	suggNullToken                   // a usual spelling of a missing value ("NA"): declare it as the null token
 )
 
 // nullSpellings are the texts tables commonly use for a missing value.
@@ -155,8 +155,8 @@ var nullSpellings = []string{"NA", "N/A", "n/a", "na", "NaN", "nan", "null", "NU
 type suggestion struct {
 	kind  uint8
 	token string // suggNullToken: the missing value's spelling
-	idx  int // the attribute's position in the domain, which orders hints
-	attr *universe.Attribute
+	idx   int    // the attribute's position in the domain, which orders hints
+	attr  *universe.Attribute
 }
 
 // suggestKind returns the repair that would apply to a bad value (and, for
