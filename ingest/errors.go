@@ -146,6 +146,7 @@ const (
 	suggNull                        // missing value, no null token: declare one
 	suggSize                        // encoded code past the size: declare a larger size
 	suggNullToken                   // a usual spelling of a missing value ("NA"): declare it as the null token
+	suggLabel                       // a bin's label ("[20, 30)") where a number is due: a file written with --bins label
 )
 
 // nullSpellings are the texts tables commonly use for a missing value.
@@ -172,7 +173,24 @@ func suggestKind(err error) (uint8, string) {
 			return suggNullToken, t
 		}
 	}
+	if (ve.Reason == universe.ReasonNotNumber || ve.Reason == universe.ReasonNotInteger) && isLabel(ve.Attr, strings.TrimSpace(ve.Value)) {
+		return suggLabel, ""
+	}
 	return suggestKindOf(ve), ""
+}
+
+// isLabel reports whether v is the label of one of a's codes ("[20, 30)",
+// "0..49"): what synth release --bins label writes.
+func isLabel(a *universe.Attribute, v string) bool {
+	if !strings.ContainsAny(v, "[.") || a.Size() > 1<<16 {
+		return false
+	}
+	for c := range a.Size() {
+		if a.Label(c) == v {
+			return true
+		}
+	}
+	return false
 }
 
 func suggestKindOf(ve *universe.ValueError) uint8 {
@@ -198,7 +216,7 @@ func hints(ss []suggestion) []string {
 	ss = slices.Clone(ss)
 	slices.SortFunc(ss, func(a, b suggestion) int { return cmp.Compare(a.idx, b.idx) })
 	var out []string
-	for _, k := range []uint8{suggClamp, suggOther, suggDeclare, suggNull, suggNullToken, suggSize} {
+	for _, k := range []uint8{suggClamp, suggOther, suggDeclare, suggNull, suggNullToken, suggLabel, suggSize} {
 		var names []string
 		var others, tokens []string
 		for _, s := range ss {
@@ -223,6 +241,8 @@ func hints(ss []suggestion) []string {
 			out = append(out, "missing values of "+list+": declare a null token in the domain, e.g. \"null\": \"\" for empty fields (docs/DOMAIN.md)")
 		case suggNullToken:
 			out = append(out, "missing values spelled as text in "+list+": declare the spelling as the attribute's null token, e.g. "+strings.Join(tokens, ", ")+" (docs/DOMAIN.md)")
+		case suggLabel:
+			out = append(out, "the values of "+list+" are bin labels such as \"[20, 30)\", as synth release --bins label writes them: such a file is for people; release with --bins midpoint or --bins uniform (or Parquet) to read the synthetic data back")
 		case suggSize:
 			out = append(out, "codes too large for "+list+": declare the right size in the domain (docs/DOMAIN.md)")
 		}

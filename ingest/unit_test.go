@@ -509,3 +509,23 @@ func TestHintNullSpelling(t *testing.T) {
 		t.Errorf("\"NA\" of job is hinted as a category to declare:\n%s", hints)
 	}
 }
+
+// TestHintBinLabels: a file whose numeric and bucketed integer columns hold
+// bin labels (synth release --bins label) gets a hint naming --bins.
+func TestHintBinLabels(t *testing.T) {
+	dom, err := universe.ParseDomain([]byte(`{"attributes": [
+  {"name": "age", "type": "numeric", "edges": [17, 20, 25, 91]},
+  {"name": "income", "type": "integer", "min": 0, "max": 99, "width": 50}
+]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = ReadCSV(t.Context(), strings.NewReader("age,income\n\"[20, 25)\",0..49\n\"[17, 20)\",50..99\n"), "t.csv", dom, Options{})
+	var de *DataError
+	if !errors.As(err, &de) || de.Total != 4 {
+		t.Fatalf("err = %v, want a DataError with 4 bad values", err)
+	}
+	if h := strings.Join(de.Hints, "\n"); !strings.Contains(h, `the values of "age", "income" are bin labels`) || !strings.Contains(h, "--bins midpoint") {
+		t.Errorf("hints = %q, want one naming the bin labels and --bins", h)
+	}
+}
