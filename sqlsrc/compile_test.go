@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -226,6 +227,11 @@ func TestReadMarginalCountsErrors(t *testing.T) {
 		var de *ingest.DataError
 		if !errors.Is(err, c.want) || !errors.As(err, &de) || de.Row != c.row || de.Column != c.col {
 			t.Errorf("%s: ReadMarginalCounts = %v, want %v at row %d, column %q", c.name, err, c.want, c.row, c.col)
+		}
+		// The counting SQL's code for a value outside the domain points to
+		// the check query.
+		if c.name == "sentinel" && !strings.Contains(fmt.Sprint(err), "synth sql --check") {
+			t.Errorf("%s: ReadMarginalCounts = %v, want a pointer to synth sql --check", c.name, err)
 		}
 	}
 }

@@ -175,6 +175,11 @@ func (r *countsReader) add(cell func(j int) (string, bool)) error {
 		}
 		attr := r.m.dom.Attr(a)
 		c, ok := parseInt(v)
+		if ok && c == -1 {
+			// The compiled SQL gives -1 to a value outside the domain.
+			return r.fail(j, fmt.Errorf("%w %q (codes 0..%d): -1, the code the counting SQL gives a value outside the declared domain (%s); run the query of synth sql --check on the table to count them and see an example, then fix the data or the domain, or allow a repair (--clamp, --unknown-to-other)",
+				ErrBadCode, attr.Name, attr.Size()-1, attr.Describe()))
+		}
 		if !ok || c < 0 || c >= int64(attr.Size()) {
 			return r.fail(j, fmt.Errorf("%w %q (codes 0..%d): %q", ErrBadCode, attr.Name, attr.Size()-1, v))
 		}
