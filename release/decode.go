@@ -12,9 +12,11 @@ type ValueRule uint8
 
 // Value rules.
 const (
-	// Point (the default) gives every row of a cell the same value: the
-	// bucket's lower bound for an integer attribute (its only value when the
-	// width is 1), the bin's midpoint for a numeric attribute.
+	// Point (the default, "midpoint") gives every row of a cell the same
+	// value: the bucket's middle integer for an integer attribute (the lower
+	// of the two middles of an even bucket, lo + ⌊(hi − lo)/2⌋; the value
+	// itself when the width is 1), the bin's midpoint for a numeric
+	// attribute.
 	Point ValueRule = iota
 	// Uniform draws each row's value uniformly inside its bucket or bin:
 	// an integer in lo..hi, a real in [lo, hi). The last numeric bin is
@@ -173,7 +175,7 @@ type Value struct {
 // Decoder turns per-attribute codes (or cell indices, through
 // universe.Domain.Decode) into the values of the output columns, by the
 // attribute kinds and the value rules: categorical → the category string;
-// integer → an int64 (the bucket's lower bound, a uniform draw in the
+// integer → an int64 (the bucket's middle integer, a uniform draw in the
 // bucket, its label, or its two bounds); numeric → a float64 (the bin's
 // midpoint, a uniform draw in the bin, its label, or its two edges);
 // encoded → the code as an int64; the null code → null. A Decoder is not
@@ -310,8 +312,15 @@ func (d *Decoder) bound(a *universe.Attribute, c int, p Part) Value {
 
 func (d *Decoder) intValue(a *universe.Attribute, c int) int64 {
 	lo, hi := a.IntBucket(c)
-	if d.set.Integer != Uniform || lo == hi {
+	if lo == hi {
 		return lo
+	}
+	if d.set.Integer != Uniform {
+		// The bucket's middle: an integer of the bucket (so that the value
+		// reads back into it), the lower of the two middles when the bucket
+		// holds an even number of integers: the mean of a value spread
+		// evenly over the bucket is kept within half a unit.
+		return lo + (hi-lo)/2
 	}
 	return lo + int64(uintn(d.r, uint64(hi)-uint64(lo)+1))
 }

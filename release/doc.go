@@ -12,7 +12,7 @@
 //     in a uniformly random order; Histogram gives the synthetic P_n for
 //     scoring the workload on the released rows.
 //   - Decoder turns a cell into attribute values through the domain:
-//     categorical strings, integers (bucket lower bound or a uniform draw
+//     categorical strings, integers (bucket middle integer or a uniform draw
 //     in the bucket), reals (bin midpoint or a uniform draw in the bin),
 //     encoded codes, and nulls.
 //   - ParquetWriter (WriteParquet) streams the rows into synthetic.parquet

@@ -322,8 +322,8 @@ func TestDecoderValues(t *testing.T) {
 	}{
 		{0, 1, Value{Str: "M"}},
 		{1, 3, Value{Null: true}},
-		{2, 3, Value{Int: 30}},
-		{2, 9, Value{Int: 90}},
+		{2, 3, Value{Int: 34}}, // the bucket 30..39: its lower middle
+		{2, 9, Value{Int: 94}},
 		{3, 0, Value{Float: 12.5}},
 		{3, 4, Value{Null: true}},
 		{4, 3, Value{Float: 80}}, // the closed last bin [60, 100]

@@ -356,10 +356,11 @@ func TestReleaseRawEndToEnd(t *testing.T) {
 	checkParquet(t, filepath.Join(out, release.SyntheticFile), dom, rows, func(t *testing.T, a *universe.Attribute, col arrow.Array) {
 		switch a.Kind {
 		case universe.Integer:
-			// Point values: each bucket's lower bound.
+			// Point values: each bucket's middle integer (0..49 → 24,
+			// 50..99 → 74).
 			for i, v := range col.(*array.Int64).Int64Values() {
-				if v%50 != 0 {
-					t.Fatalf("integer column %q row %d = %d, want a bucket's lower bound (0 or 50)", a.Name, i, v)
+				if v%50 != 24 {
+					t.Fatalf("integer column %q row %d = %d, want a bucket's middle integer (24 or 74)", a.Name, i, v)
 				}
 			}
 		case universe.Numeric:
