@@ -95,8 +95,51 @@ func (w *worker) encodeColumn(attr, field int, arr arrow.Array, n int) {
 	case *array.Dictionary:
 		w.fillDict(attr, field, arr, n)
 	default:
-		panic(fmt.Sprintf("ingest: column type %s passed the type check", arr.DataType()))
+		w.fill(attr, field, arr, n, func(i int) (int, universe.Repair, error) { return encodeTyped(a, arr, i, p) })
 	}
+}
+
+// encodeTyped encodes row i of a boolean, date, timestamp or decimal
+// column.
+func encodeTyped(a *universe.Attribute, arr arrow.Array, i int, p universe.Policy) (int, universe.Repair, error) {
+	switch arr := arr.(type) {
+	case *array.Boolean:
+		return a.EncodeBool(arr.Value(i))
+	case *array.Date32:
+		return a.EncodeDay(int64(arr.Value(i)), p)
+	case *array.Date64:
+		ms := int64(arr.Value(i))
+		day := ms / 86400000
+		if ms%86400000 < 0 {
+			day--
+		}
+		return a.EncodeDay(day, p)
+	case *array.Timestamp:
+		tt := arr.DataType().(*arrow.TimestampType)
+		t := arr.Value(i).ToTime(tt.Unit)
+		if tt.TimeZone == "" {
+			return a.EncodeWallClock(t, p)
+		}
+		return a.EncodeTime(t, p)
+	case *array.Decimal32, *array.Decimal64, *array.Decimal128, *array.Decimal256:
+		return a.EncodeFloat(decimalAt(arr, i), p)
+	}
+	panic(fmt.Sprintf("ingest: column type %s passed the type check", arr.DataType()))
+}
+
+// decimalAt returns value i of a decimal column as the nearest float64.
+func decimalAt(arr arrow.Array, i int) float64 {
+	switch arr := arr.(type) {
+	case *array.Decimal32:
+		return arr.Value(i).ToFloat64(arr.DataType().(arrow.DecimalType).GetScale())
+	case *array.Decimal64:
+		return arr.Value(i).ToFloat64(arr.DataType().(arrow.DecimalType).GetScale())
+	case *array.Decimal128:
+		return arr.Value(i).ToFloat64(arr.DataType().(arrow.DecimalType).GetScale())
+	case *array.Decimal256:
+		return arr.Value(i).ToFloat64(arr.DataType().(arrow.DecimalType).GetScale())
+	}
+	panic("ingest: not a decimal column")
 }
 
 type integer interface {
@@ -161,7 +204,7 @@ func encodeAt(a *universe.Attribute, arr arrow.Array, i int, p universe.Policy) 
 	if v, ok := intAt(arr, i); ok {
 		return a.EncodeInt(v, p)
 	}
-	panic(fmt.Sprintf("ingest: column type %s passed the type check", arr.DataType()))
+	return encodeTyped(a, arr, i, p)
 }
 
 func intAt(arr arrow.Array, i int) (int64, bool) {

@@ -346,7 +346,7 @@ func plan(file string, sc *arrow.Schema, b *binding) ([]column, error) {
 			continue
 		}
 		if !supported(field.Type) {
-			return nil, &DataError{File: file, Column: field.Name, Err: fmt.Errorf("%w %s (want strings, integers, floats or a dictionary of them)", ErrColumnType, field.Type)}
+			return nil, &DataError{File: file, Column: field.Name, Err: fmt.Errorf("%w %s (want strings, integers, floats, decimals, booleans, dates, timestamps or a dictionary of them)", ErrColumnType, field.Type)}
 		}
 		cols = append(cols, column{field: f, attr: a})
 	}
@@ -358,7 +358,8 @@ func supported(t arrow.DataType) bool {
 	case arrow.STRING, arrow.LARGE_STRING, arrow.STRING_VIEW,
 		arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
 		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64,
-		arrow.FLOAT32, arrow.FLOAT64:
+		arrow.FLOAT32, arrow.FLOAT64, arrow.BOOL, arrow.DATE32, arrow.DATE64, arrow.TIMESTAMP,
+		arrow.DECIMAL32, arrow.DECIMAL64, arrow.DECIMAL128, arrow.DECIMAL256:
 		return true
 	case arrow.DICTIONARY:
 		return supported(t.(*arrow.DictionaryType).ValueType)

@@ -264,14 +264,14 @@ func TestReadRecords(t *testing.T) {
 	}
 
 	// A numeric column for a categorical attribute is refused per value,
-	// a boolean column up front.
-	bad := arrow.NewSchema([]arrow.Field{{Name: "sex", Type: arrow.FixedWidthTypes.Boolean}}, nil)
+	// a list column up front.
+	bad := arrow.NewSchema([]arrow.Field{{Name: "sex", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64)}}, nil)
 	one, _ := universe.NewCategorical("sex", []string{"F", "M"})
 	d1, _ := universe.NewDomain(one)
 	rr, _ := array.NewRecordReader(bad, nil)
 	_, _, err := ReadRecords(context.Background(), rr, "rec", d1, Options{})
 	if !errors.Is(err, ErrColumnType) {
-		t.Errorf("ReadRecords(bool column) = %v, want ErrColumnType", err)
+		t.Errorf("ReadRecords(list column) = %v, want ErrColumnType", err)
 	}
 }
 

@@ -8,6 +8,9 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/dpsynth/synth/universe"
 )
 
 // CSVSettings configures NewCSVWriter. The zero value writes plain CSV.
@@ -65,14 +68,17 @@ func NewCSVWriter(out io.Writer, dec *Decoder, s *CSVSettings) *CSVWriter {
 		}
 		t := make([]string, a.Size())
 		for code := range t {
-			t[code] = csvText(dec.ColumnValue(j, code), c.Type)
+			t[code] = csvText(dec.ColumnValue(j, code), c.Type, a)
 		}
 		w.table[j] = t
 	}
 	return w
 }
 
-func csvText(v Value, t ColumnType) string {
+// csvText writes a value of attribute a: dates as YYYY-MM-DD, timestamps
+// in RFC 3339 with the offset of the attribute's zone, booleans as
+// true/false.
+func csvText(v Value, t ColumnType, a *universe.Attribute) string {
 	switch {
 	case v.Null:
 		return ""
@@ -80,6 +86,12 @@ func csvText(v Value, t ColumnType) string {
 		return v.Str
 	case t == FloatColumn:
 		return strconv.FormatFloat(v.Float, 'g', -1, 64)
+	case t == BoolColumn:
+		return strconv.FormatBool(v.Int != 0)
+	case t == DateColumn:
+		return universe.FormatDate(v.Int)
+	case t == TimestampColumn:
+		return time.UnixMicro(v.Int).In(a.Zone).Format(time.RFC3339Nano)
 	}
 	return strconv.FormatInt(v.Int, 10)
 }
@@ -121,7 +133,7 @@ func (w *CSVWriter) WriteRows(ctx context.Context, rows []int32) error {
 			if t := w.table[j]; t != nil {
 				w.rec[j] = t[code]
 			} else {
-				w.rec[j] = csvText(w.dec.ColumnValue(j, int(code)), c.Type)
+				w.rec[j] = csvText(w.dec.ColumnValue(j, int(code)), c.Type, w.dec.Domain().Attr(c.Attr))
 			}
 		}
 		if err := w.cw.Write(w.rec); err != nil {

@@ -66,6 +66,12 @@ type DecodeSettings struct {
 	Integer ValueRule
 	// Numeric applies to numeric attributes.
 	Numeric ValueRule
+	// Time applies to date and timestamp attributes: Point writes the
+	// bin's start (a day, or an instant), Uniform a day or a second drawn
+	// in the bin, Label its calendar label ("2020-03", "2020-W10"),
+	// LowerUpper its first and last day (dates) or its start and end
+	// instants (timestamps).
+	Time ValueRule
 }
 
 // rule returns the value rule of a (Point for categorical, encoded and
@@ -76,6 +82,8 @@ func (s DecodeSettings) rule(a *universe.Attribute) ValueRule {
 		return s.Integer
 	case a.Kind == universe.Numeric:
 		return s.Numeric
+	case a.Kind == universe.Date || a.Kind == universe.Timestamp:
+		return s.Time
 	}
 	return Point
 }
@@ -85,9 +93,12 @@ type ColumnType uint8
 
 // Column types.
 const (
-	StringColumn ColumnType = iota // UTF-8 text
-	IntColumn                      // 64-bit integer
-	FloatColumn                    // 64-bit float
+	StringColumn    ColumnType = iota // UTF-8 text
+	IntColumn                         // 64-bit integer
+	FloatColumn                       // 64-bit float
+	BoolColumn                        // boolean (Value.Int 0 or 1)
+	DateColumn                        // calendar date (Value.Int: days since 1970-01-01)
+	TimestampColumn                   // instant (Value.Int: microseconds since the epoch)
 )
 
 // Part says which value of an attribute a column holds.
@@ -123,7 +134,7 @@ func Columns(dom *universe.Domain, s *DecodeSettings) ([]Column, error) {
 	if s != nil {
 		set = *s
 	}
-	if set.Integer > LowerUpper || set.Numeric > LowerUpper {
+	if set.Integer > LowerUpper || set.Numeric > LowerUpper || set.Time > LowerUpper {
 		return nil, fmt.Errorf("decode: unknown value rule in %+v", set)
 	}
 	cols := make([]Column, 0, dom.Len())
@@ -134,6 +145,12 @@ func Columns(dom *universe.Domain, s *DecodeSettings) ([]Column, error) {
 			c.Type = StringColumn
 		case universe.Numeric:
 			c.Type = FloatColumn
+		case universe.Boolean:
+			c.Type = BoolColumn
+		case universe.Date:
+			c.Type = DateColumn
+		case universe.Timestamp:
+			c.Type = TimestampColumn
 		default:
 			c.Type = IntColumn
 		}
@@ -162,8 +179,9 @@ func Columns(dom *universe.Domain, s *DecodeSettings) ([]Column, error) {
 }
 
 // Value is one decoded attribute value. Exactly one of Str (categorical),
-// Int (integer and encoded) or Float (numeric) is meaningful, by the
-// attribute's kind, unless Null is set (the null code of a nullable
+// Int (integer, encoded, boolean 0/1, a date's day number, a timestamp's
+// microseconds since the epoch) or Float (numeric) is meaningful, by the
+// column's type, unless Null is set (the null code of a nullable
 // attribute).
 type Value struct {
 	Null  bool
@@ -207,7 +225,7 @@ func NewDecoder(dom *universe.Domain, s *DecodeSettings, r Rand) (*Decoder, erro
 		return nil, err
 	}
 	d.cols = cols
-	if (d.set.Integer == Uniform || d.set.Numeric == Uniform) && r == nil {
+	if (d.set.Integer == Uniform || d.set.Numeric == Uniform || d.set.Time == Uniform) && r == nil {
 		return nil, fmt.Errorf("decode: uniform values need a random source")
 	}
 	d.sizes = make([]uint64, dom.Len())
@@ -275,10 +293,45 @@ func (d *Decoder) Value(i, c int) Value {
 		return Value{Int: d.intValue(a, c)}
 	case universe.Numeric:
 		return Value{Float: d.floatValue(i, a, c)}
+	case universe.Boolean:
+		return Value{Int: int64(c)}
+	case universe.Date, universe.Timestamp:
+		return Value{Int: d.timeValue(a, c)}
 	default:
 		return Value{Int: int64(c)}
 	}
 }
+
+// timeValue is the bin's start, or a draw in it (a day of a date bin, a
+// whole second of a timestamp bin, inside the bounds), as a day number or
+// microseconds.
+func (d *Decoder) timeValue(a *universe.Attribute, c int) int64 {
+	lo, hi := a.CalBin(c)
+	if a.Kind == universe.Date {
+		first, last := int64(lo), int64(hi)
+		if d.set.Time == Uniform && last > first {
+			return first + int64(uintn(d.r, uint64(last-first)+1))
+		}
+		return first
+	}
+	start := micros(lo)
+	if d.set.Time != Uniform {
+		return start
+	}
+	// Whole seconds from ⌈lo⌉ to the last second before hi (the closed
+	// upper bound for the last bin).
+	first, end := math.Ceil(lo), math.Ceil(hi)
+	if c == a.Size()-1 || a.Nullable && c == a.Size()-2 {
+		end = math.Floor(hi) + 1
+	}
+	if end-first < 1 {
+		return start
+	}
+	return micros(first + float64(uintn(d.r, uint64(end-first))))
+}
+
+// micros converts seconds since the epoch to whole microseconds.
+func micros(x float64) int64 { return int64(math.Round(x * 1e6)) }
 
 // ColumnValue returns the value of column j for code c of its attribute.
 func (d *Decoder) ColumnValue(j, c int) Value {
@@ -296,6 +349,16 @@ func (d *Decoder) ColumnValue(j, c int) Value {
 // bound returns the lower or upper bound of code c of an integer or
 // numeric attribute.
 func (d *Decoder) bound(a *universe.Attribute, c int, p Part) Value {
+	if a.Kind == universe.Date || a.Kind == universe.Timestamp {
+		lo, hi := a.CalBin(c)
+		if p == Upper {
+			lo = hi
+		}
+		if a.Kind == universe.Date {
+			return Value{Int: int64(lo)}
+		}
+		return Value{Int: micros(lo)}
+	}
 	if a.Kind == universe.Integer {
 		lo, hi := a.IntBucket(c)
 		if p == Upper {

@@ -169,6 +169,9 @@ type OutputInfo struct {
 	Sampling      string `json:"sampling"`       // SampleMethod.String()
 	IntegerValues string `json:"integer_values"` // ValueRule.String()
 	NumericValues string `json:"numeric_values"` // ValueRule.String()
+	// TimeValues is the rule of date and timestamp bins (absent when the
+	// domain has none).
+	TimeValues string `json:"time_values,omitempty"`
 	// Format is the synthetic data's format, "parquet" or "csv" (absent
 	// in manifests written before it was recorded: parquet).
 	Format string   `json:"format,omitempty"`

@@ -58,7 +58,9 @@ const dictMax = 1 << 16
 // (see Columns: one per attribute, in domain order, named as the attribute,
 // two for LowerUpper), typed by ColumnType: StringColumn → a
 // dictionary-encoded UTF-8 string (BYTE_ARRAY, STRING); IntColumn → INT64;
-// FloatColumn → DOUBLE. Integer and real columns are dictionary-encoded too
+// FloatColumn → DOUBLE; BoolColumn → BOOLEAN; DateColumn → DATE (INT32);
+// TimestampColumn → TIMESTAMP(MICROS, adjusted to UTC). Integer, real,
+// date and timestamp columns are dictionary-encoded too
 // when each code has one value (not Uniform) and the attribute has at most
 // 65,536 codes: a column of a few distinct values then takes a few bits per
 // row instead of 8 bytes. Columns of attributes with a null token are
@@ -80,10 +82,16 @@ func schemaOf(dom *universe.Domain, cols []Column) *parquet.Schema {
 			n = parquet.String()
 		case FloatColumn:
 			n = parquet.Leaf(parquet.DoubleType)
+		case BoolColumn:
+			n = parquet.Leaf(parquet.BooleanType)
+		case DateColumn:
+			n = parquet.Date()
+		case TimestampColumn:
+			n = parquet.Timestamp(parquet.Microsecond)
 		default:
 			n = parquet.Leaf(parquet.Int64Type)
 		}
-		if c.Type == StringColumn || !c.Random && dom.Attr(c.Attr).Size() <= dictMax {
+		if c.Type == StringColumn || c.Type != BoolColumn && !c.Random && dom.Attr(c.Attr).Size() <= dictMax {
 			n = parquet.Encoded(n, &parquet.RLEDictionary)
 		}
 		if c.Nullable {
@@ -269,6 +277,10 @@ func (pw *ParquetWriter) value(j, c int) parquet.Value {
 		pv = parquet.ByteArrayValue([]byte(v.Str))
 	case col.Type == FloatColumn:
 		pv = parquet.DoubleValue(v.Float)
+	case col.Type == BoolColumn:
+		pv = parquet.BooleanValue(v.Int != 0)
+	case col.Type == DateColumn:
+		pv = parquet.Int32Value(int32(v.Int))
 	default:
 		pv = parquet.Int64Value(v.Int)
 	}

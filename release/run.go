@@ -502,6 +502,17 @@ var progressLogEvery = 10 * time.Second
 
 // manifest builds the manifest (it goes into the synthetic file's
 // metadata, so it comes before the rows).
+// timeValues is the value rule of date and timestamp bins, or "" when the
+// domain has none.
+func (r *runner) timeValues() string {
+	for _, a := range r.dom.Attrs() {
+		if a.Kind == universe.Date || a.Kind == universe.Timestamp {
+			return r.cfg.Values.Time.String()
+		}
+	}
+	return ""
+}
+
 func (r *runner) manifest() error {
 	cfg := r.cfg
 	spent := r.ledger.Spent()
@@ -525,7 +536,8 @@ func (r *runner) manifest() error {
 		Output: OutputInfo{
 			Rows: r.rows, Sampling: sampling,
 			IntegerValues: cfg.Values.Integer.String(), NumericValues: cfg.Values.Numeric.String(),
-			Format: cfg.Output.Format.String(), Files: cfg.Output.Files(),
+			TimeValues: r.timeValues(),
+			Format:     cfg.Output.Format.String(), Files: cfg.Output.Files(),
 		},
 		Warnings: r.warnings,
 	}

@@ -31,6 +31,10 @@ const (
 	textCol  colType = iota // text, or unknown: parsed as ingest parses CSV
 	intCol                  // a SQL integer type: ingest's EncodeInt
 	floatCol                // a SQL float type: ingest's EncodeFloat
+	boolCol                 // a SQL boolean
+	dateCol                 // a SQL date
+	tsCol                   // an instant (TIMESTAMP WITH TIME ZONE, ClickHouse's DateTime)
+	wallCol                 // a wall-clock time (TIMESTAMP WITHOUT TIME ZONE)
 )
 
 // compiler writes the counting SQL of one source.
@@ -379,6 +383,17 @@ func (c *compiler) codeExpr(i int, p universe.Policy) string {
 	}
 	if a.Kind == universe.Categorical {
 		t = textCol // categories are compared as text, whatever the column type
+	}
+	switch a.Kind {
+	case universe.Boolean, universe.Date, universe.Timestamp:
+		if t == textCol && a.Nullable {
+			w.when(d.text(v)+" = "+d.str(a.NullToken), d.intLit(nullCode))
+		}
+		c.timeCode(&w, a, v, t, p)
+		return w.String()
+	}
+	if t >= boolCol {
+		t = textCol // a boolean, date or time column for another kind: its text, as ingest would refuse it
 	}
 	switch t {
 	case textCol:

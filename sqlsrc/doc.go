@@ -39,6 +39,17 @@
 //     Policy.Clamp; integers fall into buckets (v − min) / width, reals into
 //     the bins [Edges[i], Edges[i+1]) with the last bin closed, compared as
 //     doubles like ingest's float64.
+//   - Boolean: a text is trimmed, lower-cased and compared with true/t/yes/
+//     y/1 and false/f/no/n/0; a boolean column is used as it is; an integer
+//     column must hold 0 or 1.
+//   - Date: a DATE column gives its day number (days since 1970-01-01); a
+//     timestamp column its date (in UTC for an instant); a text must read
+//     YYYY-MM-DD and is cast to DATE. Bins are compared on day numbers.
+//   - Timestamp: an instant column (TIMESTAMP WITH TIME ZONE, ClickHouse's
+//     DateTime) gives its seconds since the epoch; a wall-clock column
+//     (TIMESTAMP WITHOUT TIME ZONE) and a text without an offset are read in
+//     the attribute's time zone, a text with an offset (Z, +02:00) at that
+//     offset. Bins are compared on seconds, as doubles.
 //
 // Compile knows no column types, so it treats every column as text (the
 // rules of ingest's CSV path); a Source learns the column types when it
@@ -46,7 +57,10 @@
 // float columns. Known differences from ingest: categorical attributes
 // accept the text of any column type (ingest rejects numbers for them);
 // hexadecimal and "inf"/"nan" texts are not numbers in SQL (ingest rejects
-// the latter too); integer bounds must lie within ±2^52; outside PostgreSQL
+// the latter too); a text that looks like a date but is not one (30
+// February) fails the whole query in PostgreSQL (its cast throws) and is
+// moved to the next valid day by ClickHouse's toDateOrZero; integer bounds
+// must lie within ±2^52; outside PostgreSQL
 // texts are parsed as doubles, so integers beyond 2^53 round.
 // Identifiers and string literals are quoted per dialect, so any attribute
 // name or category (quotes, backslashes, semicolons, unicode) is safe; NUL

@@ -599,6 +599,8 @@ func engineTests(t *testing.T, e *engine) {
 		})
 	}
 
+	t.Run("dates-timestamps-booleans", func(t *testing.T) { timeKindTests(t, e) })
+
 	t.Run("unreachable", func(t *testing.T) {
 		port := freePort(t)
 		dsn := fmt.Sprintf("postgres://user:s3cretPassw0rd@127.0.0.1:%d/postgres?sslmode=disable", port)

@@ -234,6 +234,9 @@ func classify(t string) colType {
 			t = strings.TrimSuffix(strings.TrimPrefix(t, w), ")")
 		}
 	}
+	if ct, ok := classifyTime(t); ok {
+		return ct
+	}
 	switch t {
 	case "INT2", "INT4", "INT8", "SMALLINT", "INTEGER", "BIGINT",
 		"INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64":

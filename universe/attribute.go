@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Kind is the kind of an attribute's domain.
@@ -21,9 +22,19 @@ const (
 	Integer
 	// Numeric attributes hold finite reals in [lower, upper], binned.
 	Numeric
+	// Boolean attributes hold false (code 0) or true (code 1).
+	Boolean
+	// Date attributes hold calendar days in lower..upper, binned by a
+	// calendar unit (Edges are day numbers, the last one the day after
+	// upper).
+	Date
+	// Timestamp attributes hold instants in [lower, upper], binned by a
+	// calendar unit of a time zone (Edges are seconds since the epoch).
+	Timestamp
 )
 
-var kindNames = [...]string{Encoded: "encoded", Categorical: "categorical", Integer: "integer", Numeric: "numeric"}
+var kindNames = [...]string{Encoded: "encoded", Categorical: "categorical", Integer: "integer", Numeric: "numeric",
+	Boolean: "boolean", Date: "date", Timestamp: "timestamp"}
 
 // String returns the name used for the kind in domain files.
 func (k Kind) String() string {
@@ -59,6 +70,11 @@ type Attribute struct {
 	// Bins > 0 records that the edges were declared as equal-width bins.
 	Edges []float64
 	Bins  int
+
+	// Unit is the calendar unit of a Date or Timestamp attribute's bins,
+	// and Zone the time zone whose calendar cuts them (UTC for dates).
+	Unit CalUnit
+	Zone *time.Location
 
 	// Nullable attributes have a declared null token; missing values (the
 	// token itself or a null in typed input) get the last code.
@@ -124,6 +140,9 @@ func (a *Attribute) WithNull(token string) (*Attribute, error) {
 			return nil, fmt.Errorf("attribute %q: null token %q is also a declared value", a.Name, token)
 		}
 	}
+	if _, ok := ParseBool(token); ok && a.Kind == Boolean {
+		return nil, fmt.Errorf("attribute %q: null token %q reads as a boolean", a.Name, token)
+	}
 	a.Nullable, a.NullToken = true, token
 	a.size++
 	if a.size > MaxAttributeSize {
@@ -159,7 +178,7 @@ func (a *Attribute) init() error {
 		if size <= 0 {
 			return fmt.Errorf("attribute %q: size must be positive, got %d", a.Name, size)
 		}
-	case Categorical:
+	case Categorical, Boolean:
 		if len(a.Values) == 0 {
 			return fmt.Errorf("attribute %q: categorical attribute needs at least one value", a.Name)
 		}
@@ -191,7 +210,7 @@ func (a *Attribute) init() error {
 			return fmt.Errorf("attribute %q: %d..%d in buckets of %d gives %d codes, over the limit of %d", a.Name, a.Min, a.Max, a.Width, size64, MaxAttributeSize)
 		}
 		size = int64(size64)
-	case Numeric:
+	case Numeric, Date, Timestamp:
 		if len(a.Edges) < 2 {
 			return fmt.Errorf("attribute %q: numeric attribute needs at least two edges (or lower, upper and bins)", a.Name)
 		}
@@ -230,7 +249,7 @@ func (a *Attribute) NullCode() (int, bool) {
 // Ordered reports whether the attribute's codes follow the order of its
 // values (integer, numeric and encoded attributes), so that ranges over
 // codes are meaningful. The null code, if any, is not part of the order.
-func (a *Attribute) Ordered() bool { return a.Kind != Categorical }
+func (a *Attribute) Ordered() bool { return a.Kind != Categorical && a.Kind != Boolean }
 
 // valueCodes is the number of codes that stand for declared values (all
 // codes but the null code).
@@ -272,6 +291,14 @@ func (a *Attribute) Describe() string {
 		}
 	case Numeric:
 		fmt.Fprintf(&b, "numeric [%s, %s] in %d bins", fmtFloat(a.Edges[0]), fmtFloat(a.Edges[len(a.Edges)-1]), len(a.Edges)-1)
+	case Boolean:
+		b.WriteString("boolean")
+	case Date, Timestamp:
+		lo, hi := a.calBounds()
+		fmt.Fprintf(&b, "%v %s..%s by %v", a.Kind, lo, hi, a.Unit)
+		if a.Kind == Timestamp && a.Zone != time.UTC {
+			fmt.Fprintf(&b, " in %s", a.Zone)
+		}
 	}
 	if a.Nullable {
 		fmt.Fprintf(&b, ", null %q", a.NullToken)
@@ -304,14 +331,18 @@ const (
 
 // Reasons carried by ValueError.
 const (
-	ReasonUnknown     = "unknown category"
-	ReasonRange       = "out of range"
-	ReasonNotNumber   = "not a number"
-	ReasonNotInteger  = "not an integer"
-	ReasonNotFinite   = "not finite (NaN or Inf)"
-	ReasonNull        = "missing value but no null token is declared"
-	ReasonNotCode     = "not a valid code"
-	ReasonNotCategory = "numeric input for a categorical attribute"
+	ReasonUnknown      = "unknown category"
+	ReasonRange        = "out of range"
+	ReasonNotNumber    = "not a number"
+	ReasonNotInteger   = "not an integer"
+	ReasonNotFinite    = "not finite (NaN or Inf)"
+	ReasonNull         = "missing value but no null token is declared"
+	ReasonNotCode      = "not a valid code"
+	ReasonNotCategory  = "numeric input for a categorical attribute"
+	ReasonNotBool      = "not a boolean (true/false, t/f, yes/no, y/n or 1/0)"
+	ReasonNotDate      = "not an ISO date (YYYY-MM-DD)"
+	ReasonNotTimestamp = "not an RFC 3339 timestamp"
+	ReasonNotTime      = "not a date or time value"
 )
 
 // ValueError reports a value outside an attribute's declared domain. Ingest
@@ -407,6 +438,17 @@ func (a *Attribute) EncodeString(s string, p Policy) (int, Repair, error) {
 			return -1, NoRepair, a.valueErr(s, ReasonNotNumber)
 		}
 		return a.encodeFloat(s, f, p)
+	case Boolean:
+		v, ok := ParseBool(s)
+		if !ok {
+			if trimBlanks(s) == "" {
+				return -1, NoRepair, a.valueErr(s, ReasonNull)
+			}
+			return -1, NoRepair, a.valueErr(s, ReasonNotBool)
+		}
+		return a.EncodeBool(v)
+	case Date, Timestamp:
+		return a.encodeCalString(s, p)
 	}
 	panic("universe: unknown attribute kind")
 }
@@ -423,6 +465,13 @@ func (a *Attribute) EncodeInt(v int64, p Policy) (int, Repair, error) {
 		return a.encodeInt("", v, p)
 	case Numeric:
 		return a.encodeFloat("", float64(v), p)
+	case Boolean:
+		if v == 0 || v == 1 {
+			return a.EncodeBool(v == 1)
+		}
+		return -1, NoRepair, a.valueErr(strconv.FormatInt(v, 10), ReasonNotBool)
+	case Date, Timestamp:
+		return -1, NoRepair, a.valueErr(strconv.FormatInt(v, 10), ReasonNotTime+" (an integer column; declare it as integer, or store dates as DATE)")
 	default:
 		return -1, NoRepair, a.valueErr(strconv.FormatInt(v, 10), ReasonNotCategory)
 	}
@@ -442,6 +491,13 @@ func (a *Attribute) EncodeFloat(f float64, p Policy) (int, Repair, error) {
 			return -1, NoRepair, a.valueErr(fmtFloat(f), ReasonNotInteger)
 		}
 		return a.encodeFloatInt("", f, p)
+	case Date, Timestamp:
+		return -1, NoRepair, a.valueErr(fmtFloat(f), ReasonNotTime+" (a number)")
+	case Boolean:
+		if f == 0 || f == 1 {
+			return a.EncodeBool(f == 1)
+		}
+		return -1, NoRepair, a.valueErr(fmtFloat(f), ReasonNotBool)
 	default:
 		return -1, NoRepair, a.valueErr(fmtFloat(f), ReasonNotCategory)
 	}
@@ -523,8 +579,10 @@ func (a *Attribute) Label(code int) string {
 		return a.NullToken
 	}
 	switch a.Kind {
-	case Categorical:
+	case Categorical, Boolean:
 		return a.Values[code]
+	case Date, Timestamp:
+		return a.calLabel(code)
 	case Integer:
 		lo, hi := a.IntBucket(code)
 		if lo == hi {

@@ -105,8 +105,24 @@ func (d *Domain) MarshalJSON() ([]byte, error) {
 		b.WriteByte('}')
 		return b.Bytes(), nil
 	}
-	out := domainJSON{Attributes: make([]attrJSON, len(d.attrs))}
+	out := struct {
+		Attributes []any `json:"attributes"`
+	}{Attributes: make([]any, len(d.attrs))}
 	for i, a := range d.attrs {
+		if a.Kind == Date || a.Kind == Timestamp {
+			lo, hi := a.calBounds()
+			bin := a.Unit.String()
+			j := calJSON{Name: a.Name, Type: a.Kind.String(), Lower: &lo, Upper: &hi, Bin: &bin}
+			if a.Kind == Timestamp {
+				z := a.Zone.String()
+				j.TimeZone = &z
+			}
+			if a.Nullable {
+				j.Null = &a.NullToken
+			}
+			out.Attributes[i] = j
+			continue
+		}
 		j := attrJSON{Name: a.Name, Type: a.Kind.String()}
 		switch a.Kind {
 		case Categorical:

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -109,10 +110,6 @@ type attrJSON struct {
 	Size   *int      `json:"size,omitempty"`
 }
 
-type domainJSON struct {
-	Attributes []attrJSON `json:"attributes"`
-}
-
 // fieldsOf lists the fields each type allows, in the order the docs give
 // them.
 var fieldsOf = map[string][]string{
@@ -120,16 +117,34 @@ var fieldsOf = map[string][]string{
 	"integer":     {"name", "type", "min", "max", "width", "null"},
 	"numeric":     {"name", "type", "lower", "upper", "bins", "edges", "null"},
 	"encoded":     {"name", "type", "size", "null"},
+	"boolean":     {"name", "type", "null"},
+	"date":        {"name", "type", "lower", "upper", "bin", "null"},
+	"timestamp":   {"name", "type", "lower", "upper", "bin", "timezone", "null"},
 }
 
 // allFields are the fields of any attribute.
-var allFields = []string{"name", "type", "values", "other", "null", "min", "max", "width", "lower", "upper", "bins", "edges", "size"}
+var allFields = []string{"name", "type", "values", "other", "null", "min", "max", "width", "lower", "upper", "bins", "edges", "size", "bin", "timezone"}
+
+// typeNames lists the attribute types for messages.
+const typeNames = "categorical, integer, numeric, boolean, date, timestamp or encoded"
 
 // fieldWants says what a field holds, for type errors.
 var fieldWants = map[string]string{
 	"name": "a string", "type": "a string", "values": "a list of strings", "other": "a string", "null": "a string",
 	"min": "an integer", "max": "an integer", "width": "an integer", "lower": "a number", "upper": "a number",
-	"bins": "an integer", "edges": "a list of numbers", "size": "an integer",
+	"bins": "an integer", "edges": "a list of numbers", "size": "an integer", "bin": "a string", "timezone": "a string",
+}
+
+// calJSON is the declaration of a date or timestamp attribute, whose
+// bounds are text.
+type calJSON struct {
+	Name     string  `json:"name"`
+	Type     string  `json:"type"`
+	Lower    *string `json:"lower,omitempty"`
+	Upper    *string `json:"upper,omitempty"`
+	Bin      *string `json:"bin,omitempty"`
+	TimeZone *string `json:"timezone,omitempty"`
+	Null     *string `json:"null,omitempty"`
 }
 
 // parser reads a domain file token by token, so that every error can be
@@ -219,23 +234,33 @@ func (p *parser) parse() (*Domain, error) {
 	}
 	// The full form has the single key "attributes" holding a list.
 	var attrs []*Attribute
-	full := false
-	for i := 0; p.dec.More(); i++ {
+	full, draft := false, false
+	for p.dec.More() {
 		kt, koff, err := p.token()
 		if err != nil {
 			return nil, err
 		}
 		name := kt.(string)
 		voff := p.next()
-		if i == 0 && name == "attributes" && voff < int64(len(p.data)) && p.data[voff] == '[' {
+		if name == "draft" && voff < int64(len(p.data)) && p.data[voff] == '{' && len(attrs) == 0 {
+			// What "synth domain draft" spent and noted: kept for the
+			// reader, not part of the domain.
+			var skip json.RawMessage
+			if err := p.dec.Decode(&skip); err != nil {
+				return nil, p.syntax(voff, err)
+			}
+			draft = true
+			continue
+		}
+		if !full && len(attrs) == 0 && name == "attributes" && voff < int64(len(p.data)) && p.data[voff] == '[' {
 			full = true
 			if attrs, err = p.attributes(); err != nil {
 				return nil, err
 			}
 			continue
 		}
-		if full {
-			return nil, p.atf(koff, "unknown field %q (the full form has only \"attributes\")", name)
+		if full || draft {
+			return nil, p.atf(koff, "unknown field %q (the full form has only \"attributes\" and \"draft\")", name)
 		}
 		a, err := p.shorthand(name, koff)
 		if err != nil {
@@ -344,8 +369,23 @@ func (p *parser) attribute(pos int, start int64, raw []byte) (*Attribute, error)
 	if !ok {
 		return nil, p.atf(start, "attribute %d: want an object such as {\"name\": \"age\", \"type\": \"integer\", \"min\": 0, \"max\": 99}", pos+1)
 	}
-	var j attrJSON
-	if err := json.Unmarshal(raw, &j); err != nil {
+	var (
+		j   attrJSON
+		cal *calJSON
+		err error
+	)
+	var peek struct {
+		Type any `json:"type"`
+	}
+	_ = json.Unmarshal(raw, &peek)
+	if peek.Type == "date" || peek.Type == "timestamp" {
+		cal = new(calJSON)
+		err = json.Unmarshal(raw, cal)
+		j.Name, j.Type = cal.Name, cal.Type
+	} else {
+		err = json.Unmarshal(raw, &j)
+	}
+	if err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
 			field := te.Field
@@ -363,6 +403,9 @@ func (p *parser) attribute(pos int, start int64, raw []byte) (*Attribute, error)
 				}
 			}
 			want := fieldWants[field]
+			if cal != nil && (field == "lower" || field == "upper") {
+				want = "a string (an ISO date or an RFC 3339 timestamp)"
+			}
 			if want == "" {
 				want = te.Type.String()
 			}
@@ -381,7 +424,7 @@ func (p *parser) attribute(pos int, start int64, raw []byte) (*Attribute, error)
 	allowed, known := fieldsOf[j.Type]
 	switch {
 	case j.Type == "":
-		return nil, p.atf(start, "attribute %q: missing \"type\" (categorical, integer, numeric or encoded)", name)
+		return nil, p.atf(start, "attribute %q: missing \"type\" (%s)", name, typeNames)
 	case !known:
 		off := start
 		for _, k := range ks {
@@ -389,7 +432,7 @@ func (p *parser) attribute(pos int, start int64, raw []byte) (*Attribute, error)
 				off = k.off
 			}
 		}
-		return nil, p.atf(off, "attribute %q: unknown type %q (want categorical, integer, numeric or encoded)", name, j.Type)
+		return nil, p.atf(off, "attribute %q: unknown type %q (want %s)", name, j.Type, typeNames)
 	}
 	seen := make(map[string]bool, len(ks))
 	for _, k := range ks {
@@ -401,21 +444,82 @@ func (p *parser) attribute(pos int, start int64, raw []byte) (*Attribute, error)
 			if s := closest(k.name, allowed); s != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", s)
 			}
-			article := "a"
-			if strings.ContainsRune("aeiou", rune(j.Type[0])) {
-				article = "an"
-			}
-			return nil, p.atf(k.off, "%s; fields of %s %s attribute: %s", msg, article, j.Type, strings.Join(allowed, ", "))
+			return nil, p.atf(k.off, "%s; fields of %s %s attribute: %s", msg, article(j.Type), j.Type, strings.Join(allowed, ", "))
 		case !slices.Contains(allowed, k.name):
+			if s := closest(k.name, allowed); s != "" {
+				return nil, p.atf(k.off, "attribute %q: field %q is not allowed for type %s (did you mean %q?); fields of %s %s attribute: %s", name, k.name, j.Type, s, article(j.Type), j.Type, strings.Join(allowed, ", "))
+			}
 			return nil, p.atf(k.off, "attribute %q: field %q is not allowed for type %s (allowed: %s)", name, k.name, j.Type, strings.Join(allowed, ", "))
 		}
 		seen[k.name] = true
 	}
-	a, err := j.build()
+	var a *Attribute
+	if cal != nil {
+		a, err = cal.build()
+	} else {
+		a, err = j.build()
+	}
 	if err != nil {
 		return nil, p.at(start, err)
 	}
 	return a, nil
+}
+
+// build checks a date or timestamp declaration and constructs it.
+func (j *calJSON) build() (*Attribute, error) {
+	name, ts := j.Name, j.Type == "timestamp"
+	if j.Lower == nil || j.Upper == nil || j.Bin == nil {
+		return nil, fmt.Errorf("attribute %q: a %s attribute needs \"lower\", \"upper\" and \"bin\"", name, j.Type)
+	}
+	unit, err := ParseCalUnit(*j.Bin, ts)
+	if err != nil {
+		return nil, fmt.Errorf("attribute %q: %v", name, err)
+	}
+	var a *Attribute
+	if ts {
+		loc := time.UTC
+		if j.TimeZone != nil {
+			if loc, err = time.LoadLocation(*j.TimeZone); err != nil || *j.TimeZone == "" || *j.TimeZone == "Local" {
+				return nil, fmt.Errorf("attribute %q: unknown time zone %q (want an IANA name such as \"UTC\" or \"Europe/Paris\")", name, *j.TimeZone)
+			}
+		}
+		lo, err := ParseTimestamp(*j.Lower, loc)
+		if err != nil {
+			return nil, fmt.Errorf("attribute %q: lower: %v", name, err)
+		}
+		hi, err := ParseTimestamp(*j.Upper, loc)
+		if err != nil {
+			return nil, fmt.Errorf("attribute %q: upper: %v", name, err)
+		}
+		a, err = NewTimestamp(name, lo, hi, unit, loc)
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		lo, err := ParseDate(*j.Lower)
+		if err != nil {
+			return nil, fmt.Errorf("attribute %q: lower: %v", name, err)
+		}
+		hi, err := ParseDate(*j.Upper)
+		if err != nil {
+			return nil, fmt.Errorf("attribute %q: upper: %v", name, err)
+		}
+		if a, err = NewDate(name, lo, hi, unit); err != nil {
+			return nil, err
+		}
+	}
+	if j.Null != nil {
+		return a.WithNull(*j.Null)
+	}
+	return a, nil
+}
+
+// article is "a" or "an" before a type name.
+func article(typ string) string {
+	if strings.ContainsRune("aeiou", rune(typ[0])) {
+		return "an"
+	}
+	return "a"
 }
 
 // hintFor helps with the commonest type mistakes.
@@ -513,6 +617,8 @@ func (j *attrJSON) build() (*Attribute, error) {
 		default:
 			return nil, fmt.Errorf("attribute %q: numeric attribute needs \"bins\" (with lower and upper) or \"edges\"", name)
 		}
+	case "boolean":
+		a, err = NewBoolean(name)
 	case "encoded":
 		if j.Size == nil {
 			return nil, fmt.Errorf("attribute %q: encoded attribute needs \"size\"", name)

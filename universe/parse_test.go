@@ -18,10 +18,10 @@ func TestParseDomainPositions(t *testing.T) {
 		{"{\"a\": 2}\n{", `2:1: trailing data`},
 		{"[1, 2]", `1:1: a domain must be a JSON object`},
 		// Field errors name the attribute and point at the key.
-		{"{\"attributes\": [\n  {\"name\": \"age\", \"type\": \"integer\",\n   \"min\": 0, \"max\": 99, \"bin\": 10}\n]}",
-			`3:25: attribute "age": unknown field "bin" (did you mean "min"?); fields of an integer attribute: name, type, min, max, width, null`},
+		{"{\"attributes\": [\n  {\"name\": \"age\", \"type\": \"integer\",\n   \"min\": 0, \"max\": 99, \"widht\": 10}\n]}",
+			`3:25: attribute "age": unknown field "widht" (did you mean "width"?); fields of an integer attribute: name, type, min, max, width, null`},
 		{"{\"attributes\": [{\"name\": \"inc\", \"type\": \"numeric\", \"lower\": 0, \"upper\": 1, \"bin\": 4}]}",
-			`1:76: attribute "inc": unknown field "bin" (did you mean "bins"?)`},
+			`1:76: attribute "inc": field "bin" is not allowed for type numeric (did you mean "bins"?)`},
 		{"{\"attributes\": [{\"name\": \"a\", \"type\": \"encoded\", \"colour\": 1, \"size\": 2}]}",
 			`1:50: attribute "a": unknown field "colour"; fields of an encoded attribute: name, type, size, null`},
 		{"{\"attributes\": [{\"name\": \"a\", \"type\": \"integer\", \"min\": \"0\", \"max\": 9}]}",
@@ -37,7 +37,7 @@ func TestParseDomainPositions(t *testing.T) {
 			`2:2: attribute "a": min 5 is greater than max 1`},
 		{"{\"attributes\": [\"a\"]}", `1:17: attribute 1: want an object`},
 		{"{\"attributes\": [{\"name\": \"a\", \"type\": \"encoded\", \"size\": 2}], \"version\": 1}",
-			`1:63: unknown field "version" (the full form has only "attributes")`},
+			`1:63: unknown field "version" (the full form has only "attributes" and "draft")`},
 		{"{\n  \"a\": 2,\n  \"b\": {\"type\": \"integer\"}}", `3:8: attribute "b": shorthand domains map each attribute to its size`},
 		{"{\"sex\": 2, \"age\": 0}", `1:19: attribute "age": size must be an integer in 1..`},
 		// Multi-byte characters count as one column.
@@ -57,12 +57,12 @@ func TestParseDomainPositions(t *testing.T) {
 
 func TestLoadDomainNamesFileAndPosition(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "domain.json")
-	src := "{\"attributes\": [\n  {\"name\": \"sex\", \"type\": \"categorical\", \"values\": [\"F\", \"M\"]},\n  {\"name\": \"age\", \"type\": \"integer\", \"min\": 0, \"max\": 99, \"bin\": 10}\n]}\n"
+	src := "{\"attributes\": [\n  {\"name\": \"sex\", \"type\": \"categorical\", \"values\": [\"F\", \"M\"]},\n  {\"name\": \"age\", \"type\": \"integer\", \"min\": 0, \"max\": 99, \"widht\": 10}\n]}\n"
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	_, err := LoadDomain(path)
-	want := path + `:3:59: attribute "age": unknown field "bin"`
+	want := path + `:3:59: attribute "age": unknown field "widht"`
 	if err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Fatalf("LoadDomain = %v, want prefix %q", err, want)
 	}

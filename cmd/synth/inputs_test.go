@@ -223,9 +223,9 @@ func TestInputsFailures(t *testing.T) {
 
 	// Domain errors name file, line and column, and the attribute.
 	dom := filepath.Join(tmp, "domain.json")
-	os.WriteFile(dom, []byte("{\"attributes\": [\n  {\"name\": \"sex\", \"type\": \"categorical\", \"values\": [\"F\", \"M\"]},\n  {\"name\": \"age\", \"type\": \"integer\", \"min\": 0, \"max\": 99, \"bin\": 10}\n]}\n"), 0o644)
+	os.WriteFile(dom, []byte("{\"attributes\": [\n  {\"name\": \"sex\", \"type\": \"categorical\", \"values\": [\"F\", \"M\"]},\n  {\"name\": \"age\", \"type\": \"integer\", \"min\": 0, \"max\": 99, \"widht\": 10}\n]}\n"), 0o644)
 	r = runBinary(t, "", "inspect", "--domain", dom)
-	wantOutput(t, r, ExitData, r.stderr, "synth inspect: "+dom+`:3:59: attribute "age": unknown field "bin" (did you mean "min"?); fields of an integer attribute: name, type, min, max, width, null`)
+	wantOutput(t, r, ExitData, r.stderr, "synth inspect: "+dom+`:3:59: attribute "age": unknown field "widht" (did you mean "width"?); fields of an integer attribute: name, type, min, max, width, null`)
 	os.WriteFile(dom, []byte("{\"attributes\": [\n  {\"name\": \"sex\", \"type\": \"categorical\", \"values\": [\"F\", \"M\"]}\n  {\"name\": \"age\"}\n]}\n"), 0o644)
 	r = runBinary(t, "", "inspect", "--domain", dom)
 	wantOutput(t, r, ExitData, r.stderr, "synth inspect: "+dom+`:3:3: invalid character '{' after array element`)

@@ -78,7 +78,7 @@ func (o *releaseOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Setting, "setting", "tuned", "solver setting: tuned or paper (the seeds' printed parameters)")
 	fs.Int64Var(&o.Rows, "rows", 0, "synthetic rows to write (default n; more rows cost no privacy)")
 	fs.StringVar(&o.Sampling, "sampling", "balanced", "how rows are drawn from the distribution: balanced (each cell within one of N·D, workload answers kept close to D's), systematic (each cell within one of N·D, unbiased) or iid; on the factored model balanced is stratified rounding along the junction tree")
-	fs.StringVar(&o.Bins, "bins", "", "numeric bins and integer buckets become: midpoint (bin midpoint, bucket middle integer; the default), label (the text \"[20, 30)\"), lower-upper (two columns ATTR_lower, ATTR_upper) or uniform (a draw in the bin)")
+	fs.StringVar(&o.Bins, "bins", "", "numeric bins, integer buckets and date or timestamp bins become: midpoint (bin midpoint, bucket middle integer, a date or timestamp bin's start; the default), label (the text \"[20, 30)\", \"2020-03\"), lower-upper (two columns ATTR_lower, ATTR_upper) or uniform (a draw in the bin)")
 	fs.StringVar(&o.IntegerValues, "integer-values", "", "integer buckets only, as --bins (point = the bucket's middle integer)")
 	fs.StringVar(&o.NumericValues, "numeric-values", "", "numeric bins only, as --bins (point = midpoint)")
 	fs.StringVar(&o.OutFormat, "format", "parquet", "format of the synthetic data: parquet (the domain and manifest in its metadata) or csv (header, RFC 4180, nulls as empty fields, gzip if the name ends in .gz; domain.json next to it)")
@@ -177,7 +177,7 @@ func (o *releaseOptions) config() (*release.Config, error) {
 	for _, v := range []struct {
 		flag, val string
 		rule      *release.ValueRule
-	}{{"bins", o.Bins, &cfg.Values.Integer}, {"bins", o.Bins, &cfg.Values.Numeric},
+	}{{"bins", o.Bins, &cfg.Values.Integer}, {"bins", o.Bins, &cfg.Values.Numeric}, {"bins", o.Bins, &cfg.Values.Time},
 		{"integer-values", o.IntegerValues, &cfg.Values.Integer}, {"numeric-values", o.NumericValues, &cfg.Values.Numeric}} {
 		if v.val == "" {
 			continue
