@@ -44,7 +44,7 @@ func TestCollectedErrors(t *testing.T) {
 	var first string
 	for _, cb := range []int{1 << 20, 100} {
 		chunkBytes = cb
-		for _, o := range []Options{{Workers: 1}, {Workers: 3, BatchRows: 1}, {Workers: 2, BatchRows: 7}} {
+		for _, o := range []Options{{Workers: 1, ShowValues: true}, {Workers: 3, BatchRows: 1, ShowValues: true}, {Workers: 2, BatchRows: 7, ShowValues: true}} {
 			_, _, err := ReadCSV(context.Background(), strings.NewReader(in), "t.csv", dom, o)
 			var de *DataError
 			if !errors.As(err, &de) {
@@ -86,7 +86,7 @@ func TestCollectedErrors(t *testing.T) {
 func TestCollectedErrorsStop(t *testing.T) {
 	dom := testDom(t)
 	in := "sex,race,age,income,job\nF,a,1,1,x\nQ,a,1,1,x\nF,a,1,1,x\nF,a,1\nQ,a,1,1,x\n"
-	for _, o := range []Options{{Workers: 1}, {Workers: 3, BatchRows: 1}} {
+	for _, o := range []Options{{Workers: 1, ShowValues: true}, {Workers: 3, BatchRows: 1, ShowValues: true}} {
 		_, _, err := ReadCSV(context.Background(), strings.NewReader(in), "t.csv", dom, o)
 		var de *DataError
 		if !errors.As(err, &de) {
@@ -121,12 +121,12 @@ func TestHints(t *testing.T) {
 		{"c,s,n\n0,a,x\n", `not a number "x"`},
 	}
 	for _, tt := range tests {
-		_, _, err := ReadCSV(context.Background(), strings.NewReader(tt.in), "t.csv", dom, Options{})
+		_, _, err := ReadCSV(context.Background(), strings.NewReader(tt.in), "t.csv", dom, Options{ShowValues: true})
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("ReadCSV(%q) = %v, want %q", tt.in, err, tt.want)
 		}
 	}
-	if _, _, err := ReadCSV(context.Background(), strings.NewReader("c,s,n\n0,a,x\n"), "t.csv", dom, Options{}); err != nil && strings.Contains(err.Error(), "hint") {
+	if _, _, err := ReadCSV(context.Background(), strings.NewReader("c,s,n\n0,a,x\n"), "t.csv", dom, Options{ShowValues: true}); err != nil && strings.Contains(err.Error(), "hint") {
 		t.Errorf("a value no repair fixes got a hint: %v", err)
 	}
 }
@@ -169,7 +169,7 @@ func TestCollectedErrorsParquet(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.parquet")
 	writeParquet(t, path, rb.NewRecordBatch())
 	var first string
-	for _, o := range []Options{{Workers: 1}, {Workers: 3, BatchRows: 4}, {Workers: 2, BatchRows: 1}} {
+	for _, o := range []Options{{Workers: 1, ShowValues: true}, {Workers: 3, BatchRows: 4, ShowValues: true}, {Workers: 2, BatchRows: 1, ShowValues: true}} {
 		_, _, err := ReadFile(context.Background(), path, dom, o)
 		var de *DataError
 		if !errors.As(err, &de) {

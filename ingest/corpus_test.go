@@ -58,7 +58,7 @@ func TestBadCorpus(t *testing.T) {
 		t.Run(c.File, func(t *testing.T) {
 			path := filepath.Join("testdata", "bad", c.File)
 			for _, workers := range []int{1, 3} {
-				_, _, err := ReadFile(context.Background(), path, dom, Options{CountColumn: c.CountColumn, Workers: workers, BatchRows: 1})
+				_, _, err := ReadFile(context.Background(), path, dom, Options{CountColumn: c.CountColumn, Workers: workers, BatchRows: 1, ShowValues: true})
 				var de *DataError
 				if !errors.As(err, &de) {
 					t.Fatalf("ReadFile(%s) = %v, want a *DataError", c.File, err)

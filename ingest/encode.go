@@ -14,12 +14,14 @@ import (
 )
 
 // detach copies the value of a *universe.ValueError out of the batch's
-// memory, which is released after the batch.
-func detach(err error) error {
+// memory, which is released after the batch; show says whether its
+// message prints the value (Options.ShowValues).
+func detach(err error, show bool) error {
 	var ve *universe.ValueError
 	if errors.As(err, &ve) {
 		c := *ve
 		c.Value = strings.Clone(ve.Value)
+		c.Show = show
 		return &c
 	}
 	return err

@@ -108,7 +108,24 @@ func (e *DataError) Error() string {
 		b.WriteString("\nhint: ")
 		b.WriteString(h)
 	}
+	if e.Total > 0 && e.hidesValues() {
+		b.WriteString("\nhint: " + HiddenValuesHint)
+	}
 	return b.String()
+}
+
+// HiddenValuesHint ends a message whose bad values are not printed.
+const HiddenValuesHint = "the values themselves are not printed (they are private data, and messages land in logs); --show-values prints them"
+
+// hidesValues reports whether a listed value error leaves out its value.
+func (e *DataError) hidesValues() bool {
+	for _, v := range e.Values() {
+		var ve *universe.ValueError
+		if errors.As(v.Err, &ve) && !ve.Show && ve.Value != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // line writes the one-line form of e.

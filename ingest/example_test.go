@@ -37,11 +37,12 @@ func Example() {
 	// n: 3 distinct cells: 2
 	// sex=F age=0..49: 2
 	// sex=M age=50..99: 1
-	// people.csv: row 2, column "age": out of range "130" (declared: integer 0..99 (width 50))
-	// people.csv: row 3, column "age": out of range "-1" (declared: integer 0..99 (width 50))
-	// people.csv: row 3, column "sex": unknown category "X" (declared: categorical {"F", "M"})
+	// people.csv: row 2, column "age": out of range (declared: integer 0..99 (width 50))
+	// people.csv: row 3, column "age": out of range (declared: integer 0..99 (width 50))
+	// people.csv: row 3, column "sex": unknown category (declared: categorical {"F", "M"})
 	// hint: --clamp moves numbers out of range ("age") to the nearest declared bound, row by row (the count goes to stderr and the internal report, never to a public file)
 	// hint: unknown categories of "sex": declare them in the domain's "values", or declare an "other" value and use --unknown-to-other (docs/DOMAIN.md)
+	// hint: the values themselves are not printed (they are private data, and messages land in logs); --show-values prints them
 }
 
 func ExampleOptions_preAggregated() {

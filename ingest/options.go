@@ -71,6 +71,12 @@ type Options struct {
 	// from the domain (Options.Domain) and table columns of these names are
 	// ignored.
 	ExcludeColumns []string
+	// ShowValues prints the bad values themselves in a DataError's
+	// message. By default a message says where a bad value is and why it
+	// is refused, not what it is: values are private data, and messages
+	// land in logs.
+	ShowValues bool
+
 	// IgnoreExtraColumns ignores table columns the domain does not list;
 	// by default they are an error (ErrExtraColumn) naming the column.
 	IgnoreExtraColumns bool
@@ -175,9 +181,9 @@ type Stats struct {
 
 // Repairs counts the values of one attribute changed by a Policy.
 type Repairs struct {
-	Attribute     string
-	Clamped       int64 // moved to the nearest bound (Policy.Clamp)
-	MappedToOther int64 // mapped to the declared other value (Policy.UnknownToOther)
+	Attribute     string `json:"attribute"`
+	Clamped       int64  `json:"clamped"`         // moved to the nearest bound (Policy.Clamp)
+	MappedToOther int64  `json:"mapped_to_other"` // mapped to the declared other value (Policy.UnknownToOther)
 }
 
 // Repaired is the total number of values repaired, over all attributes.

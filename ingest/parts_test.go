@@ -106,7 +106,7 @@ func TestParts(t *testing.T) {
 	// Parts are read in name order: errors name the part file and its row.
 	write(t, filepath.Join(dir, "part-00005.csv"), []byte(header+"Male,0,Martian,Never-married,Adm-clerical,Bachelors,32.5\n"+rows[0]+"Male,0,White,Never-married,Adm-clerical,Bachelors,200\n"))
 	write(t, filepath.Join(dir, "part-00006.csv.gz"), gzipped(t, []byte(header+rows[0]+"Male,0,White,Never-married,Adm-clerical,Bachelors,1\n")))
-	_, _, err = ReadFile(context.Background(), dir, dom, Options{})
+	_, _, err = ReadFile(context.Background(), dir, dom, Options{ShowValues: true})
 	var de *DataError
 	if !errors.As(err, &de) {
 		t.Fatalf("ReadFile(bad parts) = %v, want a *DataError", err)

@@ -435,6 +435,7 @@ type worker struct {
 	start    int64     // rows of the job before the current batch
 	batchBad []pending // bad values of the current batch
 	colBad   int       // bad values of the current column listed in batchBad
+	show     bool      // Options.ShowValues
 }
 
 func newWorker(src *source, dom *universe.Domain, opts *Options) *worker {
@@ -444,6 +445,7 @@ func newWorker(src *source, dom *universe.Domain, opts *Options) *worker {
 		counts:   universe.NewCounts(dom),
 		rep:      make([][3]int64, dom.Len()),
 		grouping: opts.grouping, salt: opts.UnitSalt,
+		show:     opts.ShowValues,
 	}
 }
 
@@ -504,7 +506,7 @@ func (w *worker) bad(i, attr, col int, err error) {
 	w.colBad++
 	row := w.start + int64(i) + 1
 	w.batchBad = append(w.batchBad, pending{row: row, col: col,
-		err: &DataError{File: w.src.file, Row: row, Column: w.src.b.names[col], Err: detach(err)}})
+		err: &DataError{File: w.src.file, Row: row, Column: w.src.b.names[col], Err: detach(err, w.show)}})
 }
 
 // encode checks every value of one record batch and counts its rows; bad

@@ -98,6 +98,7 @@ func TestReadCSV(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			tt.opts.ShowValues = true // the wants name the bad values
 			c, st, err := ReadCSV(context.Background(), strings.NewReader(tt.in), "t.csv", dom, tt.opts)
 			var got string
 			if err != nil {
@@ -140,7 +141,7 @@ func TestChunks(t *testing.T) {
 	for _, size := range []int{1, 7, 64, 1000} {
 		chunkBytes = size
 		for _, w := range []int{1, 2, 5} {
-			opts := Options{Workers: w, BatchRows: 3}
+			opts := Options{Workers: w, BatchRows: 3, ShowValues: true}
 			got, st, err := ReadCSV(context.Background(), iotest.HalfReader(strings.NewReader(in.String())), "t.csv", dom, opts)
 			if err != nil {
 				t.Fatalf("chunks of %d bytes, %d workers: %v", size, w, err)
@@ -250,7 +251,7 @@ func TestReadRecords(t *testing.T) {
 			}
 			defer rr.Release()
 			tt.rec.Release()
-			c, _, err := ReadRecords(context.Background(), rr, "rec", dom, Options{CountColumn: "count"})
+			c, _, err := ReadRecords(context.Background(), rr, "rec", dom, Options{CountColumn: "count", ShowValues: true})
 			got := ""
 			if err != nil {
 				got = err.Error()
@@ -357,4 +358,26 @@ func (c *cancelAfter) Read(p []byte) (int, error) {
 		c.cancel()
 	}
 	return c.r.Read(p)
+}
+
+// TestBadValuesNotPrinted: by default a bad value's message says where it
+// is and why, never what it is (a private wage must not land in a CI log);
+// ShowValues prints it.
+func TestBadValuesNotPrinted(t *testing.T) {
+	dom := testDom(t)
+	const secret = "98765"
+	in := "sex,race,age,income,job\nF,a,1," + secret + ",x\nF,secretrace,1,1,x\n"
+	_, _, err := ReadCSV(context.Background(), strings.NewReader(in), "t.csv", dom, Options{})
+	if err == nil || strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), "secretrace") {
+		t.Fatalf("ReadCSV error = %v, want an error without the values", err)
+	}
+	for _, want := range []string{`t.csv: row 1, column "income": out of range`, `t.csv: row 2, column "race": unknown category`, "--show-values"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("ReadCSV error = %v, want it to contain %q", err, want)
+		}
+	}
+	_, _, err = ReadCSV(context.Background(), strings.NewReader(in), "t.csv", dom, Options{ShowValues: true})
+	if err == nil || !strings.Contains(err.Error(), `"`+secret+`"`) || strings.Contains(err.Error(), "--show-values") {
+		t.Errorf("ReadCSV(ShowValues) error = %v, want the value and no hint", err)
+	}
 }

@@ -88,19 +88,23 @@ func sizeText(b uint64) string {
 // UnitSummary describes how many rows the units have: internal statistics
 // of the private data (not DP), for the operator choosing K.
 type UnitSummary struct {
-	Units                      int64
-	Rows                       int64
-	Min, Median, P90, P99, Max int64
+	Units  int64 `json:"units"`
+	Rows   int64 `json:"rows"`
+	Min    int64 `json:"min"`
+	Median int64 `json:"median"`
+	P90    int64 `json:"p90"`
+	P99    int64 `json:"p99"`
+	Max    int64 `json:"max"`
 	// Ks lists, for K = 1, 2, 4, … up to the largest unit, the share of rows
 	// a bound of K keeps and the share of units it truncates.
-	Ks []KShare
+	Ks []KShare `json:"k"`
 }
 
 // KShare is what a bound of K rows per unit keeps.
 type KShare struct {
-	K         int64
-	RowsKept  float64
-	Truncated float64
+	K         int64   `json:"k"`
+	RowsKept  float64 `json:"rows_kept"`
+	Truncated float64 `json:"units_truncated"`
 }
 
 // unitCheck checks the privacy-unit options against the domain.

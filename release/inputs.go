@@ -24,6 +24,9 @@ type Inputs struct {
 	IgnoreExtraColumns bool
 	// Stdin is read for the data path "-" (nil: os.Stdin).
 	Stdin io.Reader
+	// ShowValues prints bad values in error messages (by default they are
+	// left out: private data lands in logs).
+	ShowValues bool
 }
 
 // options returns the ingest options of a read.
@@ -31,7 +34,7 @@ func (in *Inputs) options(format ingest.Format, countColumn string, p universe.P
 	return ingest.Options{
 		Format: format, CountColumn: countColumn, Policy: p,
 		Columns: in.Columns, ExcludeColumns: in.ExcludeColumns, IgnoreExtraColumns: in.IgnoreExtraColumns,
-		Stdin: in.Stdin,
+		Stdin: in.Stdin, ShowValues: in.ShowValues,
 	}
 }
 

@@ -281,7 +281,7 @@ func (r *runner) read() error {
 func (r *runner) readSource() error {
 	cfg := r.cfg
 	r.log.Debug("opening the data source", "source", sqlsrc.RedactDSN(cfg.Source))
-	src, err := sqlsrc.Open(r.ctx, cfg.Source, r.dom, &sqlsrc.Options{Table: cfg.Table, Query: cfg.Query, Policy: cfg.Policy, Unit: r.sqlUnit()})
+	src, err := sqlsrc.Open(r.ctx, cfg.Source, r.dom, &sqlsrc.Options{Table: cfg.Table, Query: cfg.Query, Policy: cfg.Policy, Unit: r.sqlUnit(), ShowValues: cfg.Inputs.ShowValues})
 	if err != nil {
 		return err
 	}

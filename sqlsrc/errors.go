@@ -20,6 +20,9 @@ type DataError struct {
 	// Reason, when set, replaces the out-of-domain message (e.g. "missing
 	// column").
 	Reason string
+	// Show prints Example in the message; by default it is left out (a
+	// value is private data, and messages land in logs).
+	Show bool
 }
 
 func (e *DataError) Error() string {
@@ -27,8 +30,11 @@ func (e *DataError) Error() string {
 		return fmt.Sprintf("column %q: %s", e.Column, e.Reason)
 	}
 	ex := strconv.Quote(e.Example)
-	if e.Example == NullMarker {
+	switch {
+	case e.Example == NullMarker:
 		ex = "a SQL NULL (the attribute declares no null token)"
+	case !e.Show:
+		ex = "not printed (--show-values prints one)"
 	}
 	values := "values"
 	if e.Count == 1 {

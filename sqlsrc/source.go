@@ -43,6 +43,9 @@ type Options struct {
 	// are counted (see Unit): Marginals and Histogram count the kept rows,
 	// and Check refuses NULL or empty units.
 	Unit *Unit
+	// ShowValues prints an example of a column's bad values in the
+	// DataError of Check; by default it is left out (private data).
+	ShowValues bool
 }
 
 // DefaultLocalCells is the default of Options.LocalCells: 2^20 cells.
@@ -67,6 +70,7 @@ type Source struct {
 	report  *Report
 	checked error
 	local   int
+	show    bool // Options.ShowValues
 }
 
 // Report is the result of Check.
@@ -135,7 +139,7 @@ func Open(ctx context.Context, dsn string, dom *universe.Domain, o *Options) (*S
 	if err := c.setUnit(o.Unit); err != nil {
 		return nil, err
 	}
-	s := &Source{dom: dom, c: c, dsn: RedactDSN(dsn), local: o.LocalCells}
+	s := &Source{dom: dom, c: c, dsn: RedactDSN(dsn), local: o.LocalCells, show: o.ShowValues}
 	if s.local == 0 {
 		s.local = DefaultLocalCells
 	}
@@ -318,7 +322,7 @@ func (s *Source) Check(ctx context.Context) (*Report, error) {
 		c := &rep.Columns[i]
 		c.Example = examples[i].String
 		if c.Bad > 0 && bad == nil {
-			bad = &DataError{Column: c.Column, Count: c.Bad, Example: c.Example, Domain: s.dom.Attr(i).Describe()}
+			bad = &DataError{Column: c.Column, Count: c.Bad, Example: c.Example, Domain: s.dom.Attr(i).Describe(), Show: s.show}
 		}
 	}
 	s.report, s.checked = rep, bad

@@ -347,13 +347,24 @@ const (
 
 // ValueError reports a value outside an attribute's declared domain. Ingest
 // wraps it with the file, row and column.
+//
+// The value is private data: Error leaves it out unless Show is set (a
+// message lands in terminals, CI logs and tickets), so that by default an
+// error names where the value is (file, row, column, added by ingest) and
+// why it is refused, not what it is.
 type ValueError struct {
 	Attr   *Attribute
 	Value  string
 	Reason string
+	// Show prints the value in Error (the user asked for it, e.g. with
+	// synth's --show-values).
+	Show bool
 }
 
 func (e *ValueError) Error() string {
+	if !e.Show {
+		return fmt.Sprintf("%s (declared: %s)", e.Reason, e.Attr.Describe())
+	}
 	return fmt.Sprintf("%s %q (declared: %s)", e.Reason, e.Value, e.Attr.Describe())
 }
 

@@ -78,15 +78,27 @@ func TestEncodeString(t *testing.T) {
 
 func TestValueErrorNamesDomain(t *testing.T) {
 	d := mustDomain(t, fullDomain)
-	_, _, err := d.Attr(0).EncodeString("X", Policy{})
-	want := `unknown category "X" (declared: categorical {"F", "M"})`
-	if err == nil || err.Error() != want {
-		t.Errorf("error = %v, want %s", err, want)
+	cases := []struct {
+		attr       int
+		in         string
+		hidden, to string // the message by default, and with Show
+	}{
+		{0, "X", `unknown category (declared: categorical {"F", "M"})`, `unknown category "X" (declared: categorical {"F", "M"})`},
+		{2, "150", `out of range (declared: integer 0..99 (width 10))`, `out of range "150" (declared: integer 0..99 (width 10))`},
 	}
-	_, _, err = d.Attr(2).EncodeString("150", Policy{})
-	want = `out of range "150" (declared: integer 0..99 (width 10))`
-	if err == nil || err.Error() != want {
-		t.Errorf("error = %v, want %s", err, want)
+	for _, c := range cases {
+		_, _, err := d.Attr(c.attr).EncodeString(c.in, Policy{})
+		var ve *ValueError
+		if !errors.As(err, &ve) {
+			t.Fatalf("EncodeString(%q) = %v, want a *ValueError", c.in, err)
+		}
+		if got := ve.Error(); got != c.hidden {
+			t.Errorf("EncodeString(%q) error = %s, want %s (the private value left out)", c.in, got, c.hidden)
+		}
+		ve.Show = true
+		if got := ve.Error(); got != c.to {
+			t.Errorf("EncodeString(%q) error with Show = %s, want %s", c.in, got, c.to)
+		}
 	}
 }
 

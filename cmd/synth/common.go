@@ -141,6 +141,7 @@ type dataOptions struct {
 	Columns            []string
 	ExcludeColumns     []string
 	IgnoreExtraColumns bool
+	ShowValues         bool
 }
 
 func (o *dataOptions) AddFlags(fs *pflag.FlagSet) { o.addFlags(fs, true) }
@@ -160,6 +161,7 @@ func (o *dataOptions) addFlags(fs *pflag.FlagSet, formatAlias bool) {
 	fs.StringSliceVar(&o.Columns, "columns", nil, "use only these attributes (comma-separated): the domain is projected onto them and other table columns are ignored")
 	fs.StringSliceVar(&o.ExcludeColumns, "exclude-columns", nil, "leave out these attributes (comma-separated): dropped from the domain and ignored in the table")
 	fs.BoolVar(&o.IgnoreExtraColumns, "ignore-extra-columns", false, "ignore table columns the domain does not list (default: an error naming the column)")
+	fs.BoolVar(&o.ShowValues, "show-values", false, "print the bad values themselves in error messages (by default an error names file, row and column but not the value: it is private data, and messages land in logs)")
 }
 
 func (o *dataOptions) format() (ingest.Format, error) {
@@ -179,7 +181,7 @@ func (o *dataOptions) policy() universe.Policy {
 
 // inputs are the column selection and stdin (nil e: none) of the read.
 func (o *dataOptions) inputs(e *env) release.Inputs {
-	in := release.Inputs{Columns: o.Columns, ExcludeColumns: o.ExcludeColumns, IgnoreExtraColumns: o.IgnoreExtraColumns}
+	in := release.Inputs{Columns: o.Columns, ExcludeColumns: o.ExcludeColumns, IgnoreExtraColumns: o.IgnoreExtraColumns, ShowValues: o.ShowValues}
 	if e != nil {
 		in.Stdin = e.stdin
 	}
@@ -195,7 +197,7 @@ func (o *dataOptions) ingestOptions(e *env) (ingest.Options, error) {
 	return ingest.Options{
 		Format: f, CountColumn: o.CountColumn, Policy: o.policy(),
 		Columns: o.Columns, ExcludeColumns: o.ExcludeColumns, IgnoreExtraColumns: o.IgnoreExtraColumns,
-		Stdin: e.stdin,
+		Stdin: e.stdin, ShowValues: o.ShowValues,
 	}, nil
 }
 

@@ -109,7 +109,7 @@ func TestReleaseBadInputs(t *testing.T) {
 			}
 			path := filepath.Join(badDir, c.File)
 			args := []string{"release", "--data", path, "--domain", domain, "--marginals", "2",
-				"--epsilon", "1", "--out", out}
+				"--epsilon", "1", "--out", out, "--show-values"}
 			if c.CountColumn != "" {
 				args = append(args, "--count-column", c.CountColumn)
 			}

@@ -171,7 +171,15 @@ func TestInputsFailures(t *testing.T) {
 	}
 	badPath := filepath.Join(tmp, "bad.csv")
 	os.WriteFile(badPath, []byte(bad.String()), 0o644)
+	// By default the values are not printed (private data in logs).
 	r := runBinary(t, "", rel("--data", badPath)...)
+	wantOutput(t, r, ExitData, r.stderr,
+		"synth release: "+badPath+`: row 1, column "race": unknown category (declared:`,
+		"\nhint: the values themselves are not printed")
+	if strings.Contains(r.stderr, "Martian") || strings.Contains(r.stderr, `"95"`) {
+		t.Errorf("release printed the bad values without --show-values:\n%s", r.stderr)
+	}
+	r = runBinary(t, "", rel("--data", badPath, "--show-values")...)
 	wantOutput(t, r, ExitData, r.stderr,
 		"synth release: "+badPath+`: row 1, column "race": unknown category "Martian"`,
 		"\n"+badPath+`: row 1, column "age": out of range "95" (declared: numeric [17, 91] in 10 bins)`,

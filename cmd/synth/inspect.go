@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"math/big"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -33,6 +34,7 @@ type inspectOptions struct {
 	Query        string
 	PrivacyUnit  string
 	MaxRows      int
+	JSON         bool
 }
 
 func (o *inspectOptions) AddFlags(fs *pflag.FlagSet) {
@@ -50,6 +52,7 @@ func (o *inspectOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.Var(sizeValue{&o.MemoryCap}, "memory-cap", "with a workload: the memory cap of the estimated release (as synth release --memory-cap)")
 	o.MaxModelSize = solvers.DefaultMaxModelBytes
 	fs.Var(sizeValue{&o.MaxModelSize}, "max-model-size", "with a workload: the factored model's cap (as synth release --max-model-size)")
+	fs.BoolVar(&o.JSON, "json", false, "print one JSON object on stdout instead of the text (the data part is marked internal, not DP)")
 }
 
 func init() {
@@ -121,6 +124,14 @@ func runInspect(ctx context.Context, e *env, o *inspectOptions) error {
 	if d, err = opts.Domain(d); err != nil {
 		return usagef("%v", err)
 	}
+	if o.PrivacyUnit != "" {
+		if err := unitReadOptions(&opts, o.PrivacyUnit, o.MaxRows); err != nil {
+			return err
+		}
+	}
+	if o.JSON {
+		return inspectJSON(ctx, e, o, d, opts)
+	}
 	fmt.Fprintf(e.stdout, "domain: %s\n\n", o.Domain)
 	printUniverse(e.stdout, d)
 	if o.Workload != "" || o.Marginals > 0 {
@@ -141,11 +152,6 @@ func runInspect(ctx context.Context, e *env, o *inspectOptions) error {
 	}
 	if o.Data == "" {
 		return nil
-	}
-	if o.PrivacyUnit != "" {
-		if err := unitReadOptions(&opts, o.PrivacyUnit, o.MaxRows); err != nil {
-			return err
-		}
 	}
 	_, st, err := ingest.ReadFile(ctx, o.Data, d, opts)
 	if err != nil {
@@ -238,14 +244,7 @@ func (o *workloadOptions) spec() release.WorkloadSpec {
 // and, per column, the values outside the domain (and the repairs of the
 // policy), without moving a record out of the engine.
 func inspectSource(ctx context.Context, e *env, o *inspectOptions, d *universe.Domain) error {
-	if o.Data != "" {
-		return usagef("give --data or --source, not both")
-	}
-	if (o.Table == "") == (o.Query == "") {
-		return usagef("--source needs exactly one of --table and --query")
-	}
-	src, err := sqlsrc.Open(ctx, o.Source, d, &sqlsrc.Options{Table: o.Table, Query: o.Query,
-		Policy: universe.Policy{Clamp: o.Clamp, UnknownToOther: o.UnknownToOther}})
+	src, err := o.openSource(ctx, d)
 	if err != nil {
 		return err
 	}
@@ -257,7 +256,11 @@ func inspectSource(ctx context.Context, e *env, o *inspectOptions, d *universe.D
 		for _, c := range rep.Columns {
 			switch {
 			case c.Bad > 0:
-				fmt.Fprintf(e.stdout, "  %s: %s values outside the domain, e.g. %q\n", c.Column, fmtInt(c.Bad), c.Example)
+				ex := "not printed (--show-values prints one)"
+				if o.ShowValues || c.Example == sqlsrc.NullMarker {
+					ex = strconv.Quote(c.Example)
+				}
+				fmt.Fprintf(e.stdout, "  %s: %s values outside the domain, e.g. %s\n", c.Column, fmtInt(c.Bad), ex)
 			case c.Repaired > 0:
 				fmt.Fprintf(e.stdout, "  %s: %s values repaired by the policy\n", c.Column, fmtInt(c.Repaired))
 			}
@@ -269,4 +272,16 @@ func inspectSource(ctx context.Context, e *env, o *inspectOptions, d *universe.D
 	}
 	fmt.Fprintln(e.stdout, "validation: ok")
 	return nil
+}
+
+// openSource opens --source for the checks of inspect.
+func (o *inspectOptions) openSource(ctx context.Context, d *universe.Domain) (*sqlsrc.Source, error) {
+	if o.Data != "" {
+		return nil, usagef("give --data or --source, not both")
+	}
+	if (o.Table == "") == (o.Query == "") {
+		return nil, usagef("--source needs exactly one of --table and --query")
+	}
+	return sqlsrc.Open(ctx, o.Source, d, &sqlsrc.Options{Table: o.Table, Query: o.Query,
+		Policy: universe.Policy{Clamp: o.Clamp, UnknownToOther: o.UnknownToOther}, ShowValues: o.ShowValues})
 }

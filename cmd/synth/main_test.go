@@ -248,7 +248,8 @@ func TestBadInputExitCodes(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.File, func(t *testing.T) {
 			path := filepath.Join(dir, c.File)
-			args := []string{"inspect", "--domain", filepath.Join(dir, "domain.json"), "--data", path}
+			// The corpus's wants name the bad values: --show-values.
+			args := []string{"inspect", "--domain", filepath.Join(dir, "domain.json"), "--data", path, "--show-values"}
 			if c.CountColumn != "" {
 				args = append(args, "--count-column", c.CountColumn)
 			}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -26,6 +27,7 @@ type sqlOptions struct {
 	Histogram      bool
 	PrivacyUnit    string
 	MaxRowsPerUnit int
+	JSON           bool
 	workloadOptions
 }
 
@@ -40,6 +42,7 @@ func (o *sqlOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.Histogram, "histogram", false, "print the full histogram query (one GROUP BY over every attribute) instead of marginals")
 	fs.StringVar(&o.PrivacyUnit, "privacy-unit", "", "column identifying a privacy unit: count only the rows a release with --max-rows-per-unit K keeps (the same rule as synth release; with --check, also count NULL units)")
 	fs.IntVar(&o.MaxRowsPerUnit, "max-rows-per-unit", 0, "K, with --privacy-unit: the most rows one unit contributes")
+	fs.BoolVar(&o.JSON, "json", false, "print one JSON object instead of the SQL text: the query, the dialect, what it computes, its attribute sets and the privacy unit's salt")
 	o.workloadOptions.AddFlags(fs)
 }
 
@@ -114,10 +117,13 @@ func runSQL(ctx context.Context, e *env, o *sqlOptions) error {
 		return err
 	}
 	var q string
+	kind := "marginals"
 	switch {
 	case o.Check:
+		kind = "check"
 		q, err = sqlsrc.CompileCheckWith(dom, d, co)
 	case o.Histogram:
+		kind = "histogram"
 		q, err = sqlsrc.CompileWith(dom, d, co)
 	default:
 		wl, _, werr := o.spec().Load(dom)
@@ -143,6 +149,9 @@ func runSQL(ctx context.Context, e *env, o *sqlOptions) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
+	if o.JSON {
+		return writeSQLJSON(e, dom, d, kind, q, co)
+	}
 	if co.Unit != nil {
 		fmt.Fprintf(e.stdout, "-- Keeps at most %d rows of each privacy unit (%s) before counting. The salt '%s' was drawn at random\n"+
 			"-- for this query: it makes the choice of rows uniform and reproducible; the guarantee does not depend on its secrecy.\n",
@@ -166,4 +175,71 @@ func (o *sqlOptions) unit() (*sqlsrc.Unit, error) {
 		return nil, err
 	}
 	return &sqlsrc.Unit{Column: o.PrivacyUnit, MaxRows: o.MaxRowsPerUnit, Salt: contrib.NewSalt(r.Uint64)}, nil
+}
+
+// sqlJSON is what "synth sql --json" prints.
+type sqlJSON struct {
+	Dialect string `json:"dialect"`
+	// Kind is "marginals", "histogram" or "check".
+	Kind string `json:"kind"`
+	// Sets are the attribute sets counted (marginals), by name.
+	Sets [][]string `json:"sets,omitempty"`
+	// Columns are the result's columns.
+	Columns []string     `json:"columns"`
+	Unit    *sqlUnitJSON `json:"privacy_unit,omitempty"`
+	SQL     string       `json:"sql"`
+}
+
+type sqlUnitJSON struct {
+	Column         string `json:"column"`
+	MaxRowsPerUnit int    `json:"max_rows_per_unit"`
+	// Salt was drawn for this query; the guarantee does not depend on its
+	// secrecy.
+	Salt string `json:"salt"`
+}
+
+func writeSQLJSON(e *env, dom *universe.Domain, d sqlsrc.Dialect, kind, q string, co *sqlsrc.CompileOptions) error {
+	out := sqlJSON{Dialect: d.String(), Kind: kind, SQL: q + ";"}
+	switch kind {
+	case "check":
+		// n, then per attribute i: badI, exampleI (and repairedI with a
+		// repair policy), then null_units with a privacy unit.
+		out.Columns = []string{"n"}
+		for i := range dom.Len() {
+			out.Columns = append(out.Columns, fmt.Sprintf("bad%d", i), fmt.Sprintf("example%d", i))
+			if co.Policy.Clamp || co.Policy.UnknownToOther {
+				out.Columns = append(out.Columns, fmt.Sprintf("repaired%d", i))
+			}
+		}
+		if co.Unit != nil {
+			out.Columns = append(out.Columns, "null_units")
+		}
+	case "histogram":
+		out.Columns = append(dom.Names(), sqlsrc.CountColumn)
+	default:
+		used := make([]bool, dom.Len())
+		for _, s := range co.Sets {
+			names := make([]string, len(s))
+			for i, a := range s {
+				names[i] = dom.Attr(a).Name
+				used[a] = true
+			}
+			out.Sets = append(out.Sets, names)
+		}
+		for i, u := range used {
+			if u {
+				out.Columns = append(out.Columns, dom.Attr(i).Name)
+			}
+		}
+		out.Columns = append(out.Columns, sqlsrc.CountColumn)
+	}
+	if u := co.Unit; u != nil {
+		out.Unit = &sqlUnitJSON{Column: u.Column, MaxRowsPerUnit: u.MaxRows, Salt: string(u.Salt)}
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = e.stdout.Write(append(b, '\n'))
+	return err
 }
