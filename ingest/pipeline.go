@@ -445,7 +445,7 @@ func newWorker(src *source, dom *universe.Domain, opts *Options) *worker {
 		counts:   universe.NewCounts(dom),
 		rep:      make([][3]int64, dom.Len()),
 		grouping: opts.grouping, salt: opts.UnitSalt,
-		show:     opts.ShowValues,
+		show: opts.ShowValues,
 	}
 }
 
