@@ -143,31 +143,8 @@ func Open(ctx context.Context, dsn string, dom *universe.Domain, o *Options) (*S
 	if s.local == 0 {
 		s.local = DefaultLocalCells
 	}
-	switch d {
-	case Postgres:
-		cfg, err := pgx.ParseConfig(dsn)
-		if err != nil {
-			return nil, &SourceError{Op: "connect", Source: s.dsn, Err: errors.New("bad PostgreSQL DSN")}
-		}
-		s.scrub.secret = cfg.Password
-		s.db = stdlib.OpenDB(*cfg)
-	case ClickHouse:
-		opts, err := clickhouse.ParseDSN(dsn)
-		if err != nil {
-			return nil, &SourceError{Op: "connect", Source: s.dsn, Err: errors.New("bad ClickHouse DSN")}
-		}
-		if u, err := url.Parse(dsn); err == nil && u.User == nil {
-			if v := os.Getenv("CLICKHOUSE_USER"); v != "" {
-				opts.Auth.Username = v
-			}
-			if v := os.Getenv("CLICKHOUSE_PASSWORD"); v != "" {
-				opts.Auth.Password = v
-			}
-		}
-		s.scrub.secret = opts.Auth.Password
-		s.db = clickhouse.OpenDB(opts)
-	default:
-		return nil, fmt.Errorf("no driver for %s here: print the counting SQL with \"synth sql --dialect %s\", run it in the engine and read its result with --marginal-counts", d, d)
+	if s.db, s.scrub, err = openDB(dsn, d, s.dsn); err != nil {
+		return nil, err
 	}
 	if err := s.db.PingContext(ctx); err != nil {
 		s.db.Close()
@@ -178,6 +155,35 @@ func Open(ctx context.Context, dsn string, dom *universe.Domain, o *Options) (*S
 		return nil, err
 	}
 	return s, nil
+}
+
+// openDB opens a connection pool of the dialect's driver (PostgreSQL or
+// ClickHouse) and the scrubber of the DSN's password; redacted names the
+// DSN in errors.
+func openDB(dsn string, d Dialect, redacted string) (*sql.DB, scrubber, error) {
+	switch d {
+	case Postgres:
+		cfg, err := pgx.ParseConfig(dsn)
+		if err != nil {
+			return nil, scrubber{}, &SourceError{Op: "connect", Source: redacted, Err: errors.New("bad PostgreSQL DSN")}
+		}
+		return stdlib.OpenDB(*cfg), scrubber{secret: cfg.Password}, nil
+	case ClickHouse:
+		opts, err := clickhouse.ParseDSN(dsn)
+		if err != nil {
+			return nil, scrubber{}, &SourceError{Op: "connect", Source: redacted, Err: errors.New("bad ClickHouse DSN")}
+		}
+		if u, err := url.Parse(dsn); err == nil && u.User == nil {
+			if v := os.Getenv("CLICKHOUSE_USER"); v != "" {
+				opts.Auth.Username = v
+			}
+			if v := os.Getenv("CLICKHOUSE_PASSWORD"); v != "" {
+				opts.Auth.Password = v
+			}
+		}
+		return clickhouse.OpenDB(opts), scrubber{secret: opts.Auth.Password}, nil
+	}
+	return nil, scrubber{}, fmt.Errorf("no driver for %s here: print the counting SQL with \"synth sql --dialect %s\", run it in the engine and read its result with --marginal-counts", d, d)
 }
 
 // fail wraps a driver error; a cancelled context wins.
