@@ -655,12 +655,24 @@ func (w *Workload) resolveRange(a int, lo, hi *Value) (run, error) {
 func encodeOrdered(attr *universe.Attribute, which, text string) (int, error) {
 	c, _, err := attr.EncodeString(text, universe.Policy{})
 	if err != nil {
-		return -1, fmt.Errorf("attribute %q: %s: %w", attr.Name, which, err)
+		return -1, fmt.Errorf("attribute %q: %s: %w", attr.Name, which, public(err))
 	}
 	if nc, ok := attr.NullCode(); ok && c == nc {
 		return -1, fmt.Errorf("attribute %q: %s is the null token %q, which has no place in the order", attr.Name, which, text)
 	}
 	return c, nil
+}
+
+// public marks a value error about a workload's value as showing it: the
+// workload is public input, not data.
+func public(err error) error {
+	var ve *universe.ValueError
+	if errors.As(err, &ve) {
+		c := *ve
+		c.Show = true
+		return &c
+	}
+	return err
 }
 
 // resolveIn maps declared values to sorted, merged runs of codes.
@@ -673,7 +685,7 @@ func (w *Workload) resolveIn(a int, vals []Value) ([]run, error) {
 	for _, v := range vals {
 		c, _, err := attr.EncodeString(v.Text, universe.Policy{})
 		if err != nil {
-			return nil, fmt.Errorf("attribute %q: %w", attr.Name, err)
+			return nil, fmt.Errorf("attribute %q: %w", attr.Name, public(err))
 		}
 		codes = append(codes, c)
 	}
