@@ -121,7 +121,9 @@ func NewPlan(domainJSON []byte, dom *universe.Domain, sets [][]int, T int, eps, 
 func (p *Plan) sens2() float64 { return float64(p.Levels * len(p.Sets)) }
 
 // Noise returns the nodes' discrete Gaussian sampler.
-func (p *Plan) Noise() (*privacy.DiscreteGaussian, error) { return privacy.NewDiscreteGaussian(p.Sigma) }
+func (p *Plan) Noise() (*privacy.DiscreteGaussian, error) {
+	return privacy.NewDiscreteGaussian(p.Sigma)
+}
 
 // Charges is the plan's cost: one Gaussian mechanism over every node of
 // the horizon.

@@ -92,7 +92,7 @@ type Estimator struct {
 }
 
 type estimate struct {
-	v   []float64
+	v    []float64
 	var_ float64 // in units of σ²
 }
 
