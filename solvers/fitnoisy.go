@@ -37,7 +37,7 @@ type Fitted struct {
 // the factored project solver's least-squares fit (entropic mirror descent,
 // each table weighted by 1/σ²), within maxModelBytes (0: the default cap;
 // sets that would break the cap are left out, the most dependent first
-// kept), in at most iters steps (0: 2,000).
+// kept), in at most iters steps (0: 300).
 //
 // Privacy: post-processing of the noisy tables; it reads no data.
 func FitNoisy(ctx context.Context, sizes []int, ms []NoisyMarginal, maxModelBytes uint64, iters int) (*Fitted, error) {
@@ -48,7 +48,7 @@ func FitNoisy(ctx context.Context, sizes []int, ms []NoisyMarginal, maxModelByte
 		maxModelBytes = DefaultMaxModelBytes
 	}
 	if iters <= 0 {
-		iters = 2000
+		iters = 300
 	}
 	sums, vars := make([]float64, len(ms)), make([]float64, len(ms))
 	for i, m := range ms {

@@ -175,10 +175,14 @@ func printHelp(w io.Writer) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	width := len("version")
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-11s %s\n", n, commands[n].summary)
+		width = max(width, len(n))
 	}
-	fmt.Fprintf(w, "  %-11s %s\n", "version", "print the version")
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, n, commands[n].summary)
+	}
+	fmt.Fprintf(w, "  %-*s  %s\n", width, "version", "print the version")
 	fmt.Fprintf(w, "\nRun 'synth <command> --help' for the flags and examples of a command.\n\n%s", exitCodeHelp)
 }
 

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dpsynth/synth/continual"
+)
+
+// splitAdult writes adult-reduced's rows into k period files, row i into
+// period i mod k.
+func splitAdult(t *testing.T, dir string, k int) (parts []string, domain string) {
+	t.Helper()
+	data, domain := extract(t, "adult-reduced")
+	b, err := os.ReadFile(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	bufs := make([]strings.Builder, k)
+	for i := range bufs {
+		bufs[i].WriteString(lines[0] + "\n")
+	}
+	for i, l := range lines[1:] {
+		bufs[i%k].WriteString(l + "\n")
+	}
+	for i := range bufs {
+		p := filepath.Join(dir, fmt.Sprintf("part%d.csv", i))
+		if err := os.WriteFile(p, []byte(bufs[i].String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, p)
+	}
+	abs, _ := filepath.Abs(domain)
+	return parts, abs
+}
+
+func TestContinualEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary; skipped with -short")
+	}
+	dir := t.TempDir()
+	parts, domain := splitAdult(t, dir, 3)
+	state := filepath.Join(dir, "st")
+	led := filepath.Join(dir, "t.ledger.json")
+	if r := runBinary(t, "", "ledger", "init", "--ledger", led, "--epsilon", "2"); r.code != ExitOK {
+		t.Fatal(r)
+	}
+	r := runBinary(t, "", "continual", "init", "--state", state, "--domain", domain, "--marginals", "2", "--periods", "3",
+		"--epsilon", "1", "--ledger", led)
+	if r.code != ExitOK || !strings.Contains(r.stdout, "3 periods, 21 tables") {
+		t.Fatalf("continual init: %s", r)
+	}
+	if r := runBinary(t, "", "ledger", "show", "--ledger", led); !strings.Contains(r.stdout, "continual") {
+		t.Errorf("the ledger has no entry for the horizon: %s", r)
+	}
+	for i, p := range parts {
+		out := filepath.Join(dir, fmt.Sprint("rel", i))
+		r := runBinary(t, "", "continual", "add", "--state", state, "--period", fmt.Sprint("day", i), "--data", p, "--out", out)
+		if r.code != ExitOK {
+			t.Fatalf("continual add %d: %s", i, r)
+		}
+		var man continual.Manifest
+		b, err := os.ReadFile(filepath.Join(out, "manifest.json"))
+		if err != nil || json.Unmarshal(b, &man) != nil {
+			t.Fatalf("period %d: manifest: %v", i, err)
+		}
+		if man.Period != fmt.Sprint("day", i) || man.Periods != i+1 || man.Horizon != 3 || man.Privacy.Epsilon != 1 {
+			t.Errorf("period %d: manifest %+v", i, man)
+		}
+		// The cumulative table: about (i+1)/3 of adult-reduced's 48,842 rows.
+		if want := 48842.0 * float64(i+1) / 3; man.NEstimate < 0.9*want || man.NEstimate > 1.1*want {
+			t.Errorf("period %d: n estimate %.0f, want about %.0f", i, man.NEstimate, want)
+		}
+		if _, err := os.Stat(filepath.Join(out, "synthetic.parquet")); err != nil {
+			t.Error(err)
+		}
+	}
+	before, _ := os.ReadFile(filepath.Join(state, "state.json"))
+	// A committed period re-writes its release without reading data.
+	r = runBinary(t, "", "continual", "add", "--state", state, "--period", "day1", "--data", "/nonexistent.csv", "--out", filepath.Join(dir, "again"))
+	if r.code != ExitOK || !strings.Contains(r.stdout, "no data read") {
+		t.Errorf("re-adding a committed period: %s", r)
+	}
+	// A period past the horizon reads nothing and writes nothing (exit 77).
+	r = runBinary(t, "", "continual", "add", "--state", state, "--period", "day3", "--data", parts[0], "--out", filepath.Join(dir, "late"))
+	if r.code != ExitBudget {
+		t.Errorf("a period past the horizon: %s; want exit %d", r, ExitBudget)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "late")); err == nil {
+		t.Error("a refused period wrote its output folder")
+	}
+	if after, _ := os.ReadFile(filepath.Join(state, "state.json")); string(after) != string(before) {
+		t.Error("re-adding and refusing periods changed the state")
+	}
+	r = runBinary(t, "", "continual", "status", "--state", state, "--json")
+	var st continual.Status
+	if r.code != ExitOK || json.Unmarshal([]byte(r.stdout), &st) != nil || st.Done != 3 || st.Remaining != 0 || len(st.Periods) != 3 {
+		t.Errorf("continual status --json: %s", r)
+	}
+	r = runBinary(t, "", "continual", "init", "--state", filepath.Join(dir, "u"), "--domain", domain, "--marginals", "2",
+		"--periods", "3", "--epsilon", "1", "--privacy-unit", "person")
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "span periods") {
+		t.Errorf("--privacy-unit: %s; want a usage error saying why", r)
+	}
+}
+
+// TestContinualKill kills "continual add" at several moments and checks
+// that the next add of the same period is accepted and leaves a state with
+// the period committed once.
+func TestContinualKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary; skipped with -short")
+	}
+	dir := t.TempDir()
+	parts, domain := splitAdult(t, dir, 2)
+	for k, delay := range []time.Duration{5 * time.Millisecond, 40 * time.Millisecond, 150 * time.Millisecond, 400 * time.Millisecond, 1200 * time.Millisecond} {
+		state := filepath.Join(dir, fmt.Sprint("st", k))
+		if r := runBinary(t, "", "continual", "init", "--state", state, "--domain", domain, "--marginals", "1", "--periods", "4", "--epsilon", "1"); r.code != ExitOK {
+			t.Fatal(r)
+		}
+		cmd := exec.Command(synthBinary(t), "continual", "add", "--state", state, "--period", "a", "--data", parts[0], "--out", filepath.Join(dir, fmt.Sprint("o", k)))
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(delay)
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		r := runBinary(t, "", "continual", "add", "--state", state, "--period", "a", "--data", parts[0], "--out", filepath.Join(dir, fmt.Sprint("p", k)), "--force")
+		if r.code != ExitOK {
+			t.Fatalf("kill after %v: the next add: %s", delay, r)
+		}
+		r = runBinary(t, "", "continual", "add", "--state", state, "--period", "b", "--data", parts[1], "--out", filepath.Join(dir, fmt.Sprint("q", k)))
+		if r.code != ExitOK {
+			t.Fatalf("kill after %v: the period after: %s", delay, r)
+		}
+		s, err := continual.Load(state)
+		if err != nil || len(s.Periods) != 2 || s.Periods[0].Label != "a" || s.Periods[1].Label != "b" {
+			t.Errorf("kill after %v: state %+v, %v", delay, s, err)
+		}
+	}
+}
