@@ -76,7 +76,7 @@ func (o *continualAddOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Source, "source", "", "or count this period's rows in a database: postgres://… or clickhouse://… with --table or --query")
 	fs.StringVar(&o.Table, "table", "", "the table of this period's rows (--source)")
 	fs.StringVar(&o.Query, "query", "", "a SELECT of this period's rows (--source)")
-	fs.StringVar(&o.Out, "out", "", "the release's output folder (required): the cumulative table of the periods so far")
+	fs.StringVar(&o.Out, "out", "", "the release's output folder: the cumulative table of the periods so far (without it the period is committed and nothing is written, e.g. to backfill a history)")
 	fs.Int64Var(&o.Rows, "rows", 0, "synthetic rows (default: the noisy estimate of the cumulative table's records)")
 	fs.StringVar(&o.OutFormat, "format", "parquet", "synthetic data format: parquet or csv")
 	fs.StringVar(&o.Bins, "bins", "", "how bins are written: midpoint (default), label, lower-upper or uniform")
@@ -264,8 +264,8 @@ func runContinualAdd(ctx context.Context, e *env, o *continualAddOptions) error 
 	switch {
 	case o.PrivacyUnit != "":
 		return usagef("%s", continualUnitRefusal)
-	case o.State == "" || o.Period == "" || o.Out == "":
-		return usagef("--state, --period and --out are required")
+	case o.State == "" || o.Period == "":
+		return usagef("--state and --period are required")
 	case o.Data != "" && o.Source != "":
 		return usagef("give --data or --source, not both")
 	}
@@ -307,6 +307,10 @@ func runContinualAdd(ctx context.Context, e *env, o *continualAddOptions) error 
 	}
 	if s, err = continual.Load(o.State); err != nil {
 		return err
+	}
+	if o.Out == "" {
+		fmt.Fprintf(e.stdout, "period %q (%d of %d) committed (%d nodes released); no --out: no release written\n", p.Label, p.Index+1, s.Plan.Horizon, len(p.Nodes))
+		return nil
 	}
 	set := continual.ReleaseSettings{Out: o.Out, Force: o.Force, Rows: o.Rows, Version: readBuildVersion().Version}
 	if set.Output.Format, err = release.ParseOutputFormat(o.OutFormat); err != nil {
