@@ -187,7 +187,7 @@ func suggestKind(err error) (uint8, string) {
 	if t := strings.TrimSpace(ve.Value); !ve.Attr.Nullable && slices.Contains(nullSpellings, t) {
 		switch ve.Reason {
 		case universe.ReasonUnknown, universe.ReasonNotNumber, universe.ReasonNotInteger, universe.ReasonNotFinite:
-			return suggNullToken, t
+			return suggNullToken, strings.Clone(t) // t points into the batch, released after it
 		}
 	}
 	if (ve.Reason == universe.ReasonNotNumber || ve.Reason == universe.ReasonNotInteger) && isLabel(ve.Attr, strings.TrimSpace(ve.Value)) {
