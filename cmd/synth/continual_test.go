@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,7 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/dpsynth/synth/continual"
+	"github.com/dpsynth/synth/internal/pgtest"
 )
 
 // splitAdult writes adult-reduced's rows into k period files, row i into
@@ -144,6 +148,49 @@ func TestContinualKill(t *testing.T) {
 		s, err := continual.Load(state)
 		if err != nil || len(s.Periods) != 2 || s.Periods[0].Label != "a" || s.Periods[1].Label != "b" {
 			t.Errorf("kill after %v: state %+v, %v", delay, s, err)
+		}
+	}
+}
+
+// TestContinualFromPostgres adds periods counted in a real PostgreSQL, each
+// from a query that selects only that period's rows.
+func TestContinualFromPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL; skipped with -short")
+	}
+	dsn := pgtest.Start(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `CREATE TABLE events AS SELECT g % 3 AS period, (ARRAY['F', 'M'])[1 + g % 2] AS sex,
+		(g * 7) % 100 AS age FROM generate_series(1, 3000) AS g`); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	domain := filepath.Join(dir, "d.json")
+	os.WriteFile(domain, []byte(`{"attributes": [{"name": "sex", "type": "categorical", "values": ["F", "M"]},
+	  {"name": "age", "type": "integer", "min": 0, "max": 99, "width": 10}]}`), 0o644)
+	state := filepath.Join(dir, "st")
+	if r := inProcess(t, "continual", "init", "--state", state, "--domain", domain, "--marginals", "2", "--periods", "3", "--epsilon", "2"); r.code != ExitOK {
+		t.Fatal(r)
+	}
+	for p := range 3 {
+		out := filepath.Join(dir, fmt.Sprint("rel", p))
+		r := inProcess(t, "continual", "add", "--state", state, "--period", fmt.Sprint(p), "--source", dsn,
+			"--query", fmt.Sprintf("SELECT sex, age FROM events WHERE period = %d", p), "--out", out)
+		if r.code != ExitOK {
+			t.Fatalf("continual add --source, period %d: %s", p, r)
+		}
+		var man continual.Manifest
+		b, _ := os.ReadFile(filepath.Join(out, "manifest.json"))
+		if err := json.Unmarshal(b, &man); err != nil {
+			t.Fatal(err)
+		}
+		if want := 1000.0 * float64(p+1); man.NEstimate < 0.8*want || man.NEstimate > 1.2*want {
+			t.Errorf("period %d: n estimate %.0f, want about %.0f", p, man.NEstimate, want)
 		}
 	}
 }
