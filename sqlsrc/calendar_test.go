@@ -180,3 +180,33 @@ func timeKindTests(t *testing.T, e *engine) {
 		t.Errorf("Histogram(bad values) = %v, want an error naming column day or ok", err)
 	}
 }
+
+// TestCompileTimeKinds: every dialect compiles dates, timestamps and
+// booleans with its own functions (only PostgreSQL and ClickHouse run
+// here: engineTests checks their results against ingest).
+func TestCompileTimeKinds(t *testing.T) {
+	dom, err := universe.ParseDomain([]byte(timeDomain))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[Dialect][]string{
+		Postgres:   {"DATE '1970-01-01'", "AT TIME ZONE 'America/New_York'", "CAST(", "LOWER("},
+		ClickHouse: {"toRelativeDayNum(", "parseDateTimeBestEffortOrZero(", "toDateOrZero(", "lower("},
+		DuckDB:     {"DATE '1970-01-01'", "epoch(", "timezone('America/New_York'", "TRY_CAST("},
+		Spark:      {"datediff(", "unix_micros(", "to_utc_timestamp(", "try_cast("},
+		BigQuery:   {"UNIX_DATE(", "UNIX_MICROS(", "SAFE_CAST(", "REGEXP_CONTAINS("},
+		Trino:      {"date_diff('day'", "to_unixtime(", "from_iso8601_timestamp(", "with_timezone("},
+	}
+	for d, subs := range want {
+		q, err := Compile(dom, d, "t", "", nil, universe.Policy{})
+		if err != nil {
+			t.Errorf("%v: Compile = %v", d, err)
+			continue
+		}
+		for _, s := range subs {
+			if !strings.Contains(q, s) {
+				t.Errorf("%v: the SQL lacks %q", d, s)
+			}
+		}
+	}
+}
