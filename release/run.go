@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/dpsynth/synth/eval"
@@ -50,7 +51,13 @@ func Run(ctx context.Context, cfg *Config, hooks *Hooks) (*Outcome, error) {
 		{"solve", r.solve}, {"manifest", r.manifest}, {"write rows", r.writeRows}, {"report", r.report}, {"commit", r.commit}}
 	for _, st := range stages {
 		t0 := time.Now()
-		if err := st.run(); err != nil {
+		stop := r.heartbeat(st.name, t0)
+		if stageHook != nil {
+			stageHook(st.name)
+		}
+		err := st.run()
+		stop()
+		if err != nil {
 			return nil, err
 		}
 		if d := time.Since(t0); r.hooks.ProgressLog && d >= progressLogEvery {
@@ -118,6 +125,11 @@ type runner struct {
 	keptL1     float64
 	reportJSON []byte
 	reportHTML []byte
+
+	// Progress of the stages, read by the heartbeat.
+	lastProgress atomic.Pointer[solvers.Progress]
+	rowsWritten  atomic.Int64
+	writeStart   atomic.Pointer[time.Time]
 }
 
 func (r *runner) close() {
@@ -480,25 +492,78 @@ func (r *runner) checkRecordMemory() error {
 // progress returns the solver's progress hook: the caller's, and log lines
 // with an estimate of the time left when the caller logs.
 func (r *runner) progress() func(solvers.Progress) {
-	last := time.Time{}
 	return func(p solvers.Progress) {
 		if r.hooks.Progress != nil {
 			r.hooks.Progress(p)
 		}
-		if r.hooks.ProgressLog && time.Since(last) >= progressLogEvery {
-			last = time.Now()
-			args := []any{"iteration", p.Iter, "of", p.Total, "elapsed", p.Elapsed.Round(time.Millisecond).String()}
-			if p.Iter > 0 && p.Total >= p.Iter {
-				eta := time.Duration(float64(p.Elapsed) * float64(p.Total-p.Iter) / float64(p.Iter))
-				args = append(args, "eta", eta.Round(time.Second).String())
-			}
-			r.log.Info("solving", args...)
-		}
+		r.lastProgress.Store(&p)
 	}
 }
 
 // progressLogEvery spaces the progress log lines of long phases.
 var progressLogEvery = 10 * time.Second
+
+// stageHook, when set (by tests), runs at the start of every stage.
+var stageHook func(stage string)
+
+// heartbeat logs, with Hooks.ProgressLog, a line every progressLogEvery
+// while the stage runs, so that a batch log never goes quiet for longer:
+// the stage, how long it and the release have run, and what the stage
+// knows of its advance (the solver's iteration and an estimate of the time
+// left, the rows written). It returns the function that stops it.
+func (r *runner) heartbeat(stage string, t0 time.Time) func() {
+	if !r.hooks.ProgressLog {
+		return func() {}
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(progressLogEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				args := []any{"stage", stage, "stage_elapsed", time.Since(t0).Round(time.Second).String(),
+					"elapsed", time.Since(r.start).Round(time.Second).String()}
+				args = append(args, r.advance(stage)...)
+				r.log.Info("working", args...)
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
+}
+
+// advance is what a stage knows of its progress, as log attributes.
+func (r *runner) advance(stage string) []any {
+	switch stage {
+	case "solve":
+		p := r.lastProgress.Load()
+		if p == nil {
+			return []any{"step", "setting up (no iteration yet)"}
+		}
+		args := []any{"iteration", p.Iter, "of", p.Total}
+		if p.Iter > 0 && p.Total >= p.Iter {
+			eta := time.Duration(float64(p.Elapsed) * float64(p.Total-p.Iter) / float64(p.Iter))
+			args = append(args, "eta", eta.Round(time.Second).String())
+		}
+		return args
+	case "write rows":
+		w := r.rowsWritten.Load()
+		args := []any{"rows_written", w, "of", r.rows}
+		if el := r.writeStart.Load(); w > 0 && el != nil {
+			d := time.Since(*el)
+			args = append(args, "eta", time.Duration(float64(d)*float64(r.rows-w)/float64(w)).Round(time.Second).String())
+		}
+		return args
+	}
+	return nil
+}
 
 // manifest builds the manifest (it goes into the synthetic file's
 // metadata, so it comes before the rows).
@@ -602,7 +667,10 @@ func (r *runner) writeRows() error {
 		tally := r.wl.NewTally()
 		err := cfg.Output.WriteSyntheticRows(r.ctx, r.od, r.dom, dec, r.manJSON, func(rw RowWriter) error {
 			rw = TeeRows(rw, r.synthOne)
+			now := time.Now()
+			r.writeStart.Store(&now)
 			emit := func(rows []int32) error {
+				r.rowsWritten.Add(int64(len(rows)))
 				tally.AddRows(rows)
 				return rw.WriteRows(r.ctx, rows)
 			}
