@@ -56,6 +56,10 @@ type Protocol struct {
 	// UnitRows, when positive, releases with --privacy-unit EventsUnit
 	// --max-rows-per-unit UnitRows (add/remove neighbours only).
 	UnitRows int
+	// Wide, when positive, replaces the shipped dataset by the generated
+	// wide table (WriteWide, seed WideSeed) of that many columns and
+	// WideRows rows (Dataset names it "wide").
+	Wide, WideRows int
 }
 
 // EventsSeed fixes the event protocols' generated table.
@@ -170,6 +174,8 @@ var protocols = []*Protocol{
 			"called titanic before the factored model, kept so that earlier figures stay reproducible.",
 	},
 	eventsProtocol(1), eventsProtocol(4), eventsProtocol(16), eventsProtocol(64),
+	wideProtocol(16, 2, 100_000), wideProtocol(16, 3, 100_000), wideProtocol(32, 2, 100_000), wideProtocol(32, 3, 200_000),
+	wideProtocol(64, 2, 200_000), wideProtocol(64, 3, 200_000), wideProtocol(128, 2, 200_000), wideProtocol(200, 2, 200_000),
 	{
 		Name: "events-rows", Dataset: "events", Events: eventsUsers, Marginals: 3,
 		Epsilons: []float64{0.1, 0.5, 1}, Delta: 1e-9, Seeds: 3,
@@ -182,6 +188,17 @@ var protocols = []*Protocol{
 		Epsilons: []float64{0.5, 1}, Delta: 1e-9, Seeds: 1,
 		Note: "The CI grid: small and fast, for checking the harness and the solvers end to end.",
 	},
+}
+
+// wideProtocol is the generated wide table of cols columns and rows rows
+// with all k-way marginals, at ε = 1: a speed and memory benchmark.
+func wideProtocol(cols, k, rows int) *Protocol {
+	return &Protocol{
+		Name: fmt.Sprintf("wide%d-%dway", cols, k), Dataset: "wide", Wide: cols, WideRows: rows, Marginals: k,
+		Epsilons: []float64{1}, Delta: 1e-9, Seeds: 3,
+		Note: fmt.Sprintf("The generated wide table (bench/wide.go, seed %d): %d columns of 2–24 values, a random Bayesian "+
+			"network of at most two parents per column, %d rows; all %d-way marginals.", WideSeed, cols, rows, k),
+	}
 }
 
 // eventsProtocol is the event table released with each user as the privacy
@@ -249,6 +266,9 @@ func (p *Protocol) Shape() (*Shape, error) {
 	if p.Events > 0 {
 		return p.eventsShape()
 	}
+	if p.Wide > 0 {
+		return p.wideShape()
+	}
 	ds, err := datasets.Lookup(p.Dataset)
 	if err != nil {
 		return nil, err
@@ -312,6 +332,9 @@ func (p *Protocol) workload(dom *universe.Domain) (*query.Workload, error) {
 func (p *Protocol) prepare(dir string) (data, domain string, err error) {
 	if p.Events > 0 {
 		return p.prepareEvents(dir)
+	}
+	if p.Wide > 0 {
+		return p.prepareWide(dir)
 	}
 	ds, err := datasets.Lookup(p.Dataset)
 	if err != nil {
@@ -444,6 +467,45 @@ func (p *Protocol) prepareEvents(dir string) (data, domain string, err error) {
 	}
 	domain = filepath.Join(sub, "events-domain.json")
 	if err := os.WriteFile(domain, EventsDomain(), 0o644); err != nil {
+		return "", "", err
+	}
+	return data, domain, nil
+}
+
+// wideShape is the wide table's shape (no data is generated).
+func (p *Protocol) wideShape() (*Shape, error) {
+	dom, err := universe.ParseDomain(WideDomain(p.Wide, WideSeed))
+	if err != nil {
+		return nil, err
+	}
+	wl, err := p.workload(dom)
+	if err != nil {
+		return nil, err
+	}
+	k, _ := dom.Size()
+	return &Shape{Attributes: dom.Names(), K: k, Cells: dom.SizeBig(), Marginals: len(wl.Marginals()), M: wl.M(), N: p.WideRows}, nil
+}
+
+// prepareWide writes the generated wide table and its domain into dir.
+func (p *Protocol) prepareWide(dir string) (data, domain string, err error) {
+	sub := filepath.Join(dir, p.Name)
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		return "", "", err
+	}
+	data = filepath.Join(sub, "wide.csv")
+	f, err := os.Create(data)
+	if err != nil {
+		return "", "", err
+	}
+	if err := WriteWide(f, p.Wide, p.WideRows, WideSeed); err != nil {
+		f.Close()
+		return "", "", err
+	}
+	if err := f.Close(); err != nil {
+		return "", "", err
+	}
+	domain = filepath.Join(sub, "wide-domain.json")
+	if err := os.WriteFile(domain, WideDomain(p.Wide, WideSeed), 0o644); err != nil {
 		return "", "", err
 	}
 	return data, domain, nil
