@@ -1,11 +1,12 @@
 package model
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"math/bits"
 	"runtime"
 	"slices"
-	"sort"
 )
 
 // maxCells is the largest number of cells a clique may have: 2^53, the
@@ -68,9 +69,13 @@ func NewTree(sizes []int, sets [][]int) (*Tree, error) {
 			return nil, fmt.Errorf("model: attribute %d has size %d, want at least 1", a, s)
 		}
 	}
-	adj := make([][]bool, n)
-	for a := range adj {
-		adj[a] = make([]bool, n)
+	// The interaction graph as one bitset row per attribute.
+	words := (n + 63) / 64
+	adj := make([]uint64, n*words)
+	has := func(a, b int) bool { return adj[a*words+b/64]&(1<<(b%64)) != 0 }
+	link := func(a, b int) {
+		adj[a*words+b/64] |= 1 << (b % 64)
+		adj[b*words+a/64] |= 1 << (a % 64)
 	}
 	for i, set := range sets {
 		for k, a := range set {
@@ -81,28 +86,40 @@ func NewTree(sizes []int, sets [][]int) (*Tree, error) {
 				return nil, fmt.Errorf("model: set %d %v is not strictly increasing", i, set)
 			}
 			for _, b := range set[:k] {
-				adj[a][b], adj[b][a] = true, true
+				link(a, b)
 			}
 		}
 	}
 
-	// Greedy elimination.
-	elim := make([]bool, n)
+	// Greedy elimination: the vertex whose live neighbourhood has the
+	// fewest cells, then the least fill-in. Neighbours are visited in
+	// increasing order (so the products are computed in a fixed order).
+	live := make([]uint64, words)
+	for v := range n {
+		live[v/64] |= 1 << (v % 64)
+	}
 	var raw [][]int // the clique of each eliminated vertex
 	nb := make([]int, 0, n)
+	neighbours := func(v int, out []int) []int {
+		for k := range words {
+			x := adj[v*words+k] & live[k]
+			for x != 0 {
+				out = append(out, k*64+bits.TrailingZeros64(x))
+				x &= x - 1
+			}
+		}
+		return out
+	}
 	for range n {
 		best, bestW, bestFill := -1, 0.0, 0
 		for v := range n {
-			if elim[v] {
+			if live[v/64]&(1<<(v%64)) == 0 {
 				continue
 			}
 			w := float64(sizes[v])
-			nb = nb[:0]
-			for u := range n {
-				if u != v && !elim[u] && adj[v][u] {
-					w *= float64(sizes[u])
-					nb = append(nb, u)
-				}
+			nb = neighbours(v, nb[:0])
+			for _, u := range nb {
+				w *= float64(sizes[u])
 			}
 			if best >= 0 && w > bestW {
 				continue
@@ -110,7 +127,7 @@ func NewTree(sizes []int, sets [][]int) (*Tree, error) {
 			fill := 0
 			for i, a := range nb {
 				for _, b := range nb[i+1:] {
-					if !adj[a][b] {
+					if !has(a, b) {
 						fill++
 					}
 				}
@@ -120,18 +137,13 @@ func NewTree(sizes []int, sets [][]int) (*Tree, error) {
 			}
 		}
 		v := best
-		c := []int{v}
-		for u := range n {
-			if u != v && !elim[u] && adj[v][u] {
-				c = append(c, u)
-			}
-		}
+		c := neighbours(v, []int{v})
 		for i, a := range c[1:] {
 			for _, b := range c[i+2:] {
-				adj[a][b], adj[b][a] = true, true
+				link(a, b)
 			}
 		}
-		elim[v] = true
+		live[v/64] &^= 1 << (v % 64)
 		slices.Sort(c)
 		raw = append(raw, c)
 	}
@@ -166,25 +178,25 @@ func NewTree(sizes []int, sets [][]int) (*Tree, error) {
 		count int
 		cells float64
 	}
-	var edges []edge
+	edges := make([]edge, 0, k*(k-1)/2)
 	for i := range k {
 		for j := i + 1; j < k; j++ {
-			s := intersect(cl[i], cl[j])
-			edges = append(edges, edge{i, j, len(s), cellsOf(sizes, s)})
+			count, cells := overlap(sizes, cl[i], cl[j])
+			edges = append(edges, edge{i, j, count, cells})
 		}
 	}
-	sort.SliceStable(edges, func(x, y int) bool {
-		a, b := edges[x], edges[y]
-		if a.count != b.count {
-			return a.count > b.count
+	// A strict total order (the pair breaks every tie), so any sort gives
+	// the same sequence.
+	slices.SortFunc(edges, func(a, b edge) int {
+		switch {
+		case a.count != b.count:
+			return cmp.Compare(b.count, a.count)
+		case a.cells != b.cells:
+			return cmp.Compare(b.cells, a.cells)
+		case a.i != b.i:
+			return cmp.Compare(a.i, b.i)
 		}
-		if a.cells != b.cells {
-			return a.cells > b.cells
-		}
-		if a.i != b.i {
-			return a.i < b.i
-		}
-		return a.j < b.j
+		return cmp.Compare(a.j, b.j)
 	})
 	uf := make([]int, k)
 	for i := range uf {
@@ -294,6 +306,23 @@ func cellsOf(sizes, set []int) float64 {
 		p *= float64(sizes[a])
 	}
 	return p
+}
+
+// overlap returns the size and the cells of the intersection of the
+// increasing sets a and b, without building it.
+func overlap(sizes, a, b []int) (int, float64) {
+	n, cells := 0, 1.0
+	j := 0
+	for _, x := range a {
+		for j < len(b) && b[j] < x {
+			j++
+		}
+		if j < len(b) && b[j] == x {
+			n++
+			cells *= float64(sizes[x])
+		}
+	}
+	return n, cells
 }
 
 // subset reports whether increasing a is a subset of increasing b.
