@@ -1,7 +1,6 @@
 package model
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"math/bits"
@@ -178,46 +177,53 @@ func NewTree(sizes []int, sets [][]int) (*Tree, error) {
 		count int
 		cells float64
 	}
-	edges := make([]edge, 0, k*(k-1)/2)
-	for i := range k {
-		for j := i + 1; j < k; j++ {
-			count, cells := overlap(sizes, cl[i], cl[j])
-			edges = append(edges, edge{i, j, count, cells})
-		}
-	}
-	// A strict total order (the pair breaks every tie), so any sort gives
-	// the same sequence.
-	slices.SortFunc(edges, func(a, b edge) int {
+	// Edge a precedes b: more shared attributes, then more separator
+	// cells, then the lower pair. A strict total order, so the maximum
+	// spanning tree is unique: Prim's algorithm on the complete graph of
+	// cliques finds it in O(k²) without sorting the k² pairs.
+	precedes := func(a, b edge) bool {
 		switch {
 		case a.count != b.count:
-			return cmp.Compare(b.count, a.count)
+			return a.count > b.count
 		case a.cells != b.cells:
-			return cmp.Compare(b.cells, a.cells)
+			return a.cells > b.cells
 		case a.i != b.i:
-			return cmp.Compare(a.i, b.i)
+			return a.i < b.i
 		}
-		return cmp.Compare(a.j, b.j)
-	})
-	uf := make([]int, k)
-	for i := range uf {
-		uf[i] = i
+		return a.j < b.j
 	}
-	find := func(x int) int {
-		for uf[x] != x {
-			uf[x] = uf[uf[x]]
-			x = uf[x]
-		}
-		return x
+	pair := func(a, b int) edge {
+		a, b = min(a, b), max(a, b)
+		count, cells := overlap(sizes, cl[a], cl[b])
+		return edge{a, b, count, cells}
 	}
 	nbr := make([][]int, k)
-	for _, e := range edges {
-		ri, rj := find(e.i), find(e.j)
-		if ri == rj {
-			continue
+	if k > 1 {
+		inTree := make([]bool, k)
+		best := make([]edge, k) // the best edge from each clique outside to the tree
+		inTree[0] = true
+		for v := 1; v < k; v++ {
+			best[v] = pair(0, v)
 		}
-		uf[ri] = rj
-		nbr[e.i] = append(nbr[e.i], e.j)
-		nbr[e.j] = append(nbr[e.j], e.i)
+		for range k - 1 {
+			v := -1
+			for u := 1; u < k; u++ {
+				if !inTree[u] && (v < 0 || precedes(best[u], best[v])) {
+					v = u
+				}
+			}
+			e := best[v]
+			nbr[e.i] = append(nbr[e.i], e.j)
+			nbr[e.j] = append(nbr[e.j], e.i)
+			inTree[v] = true
+			for u := 1; u < k; u++ {
+				if !inTree[u] {
+					if c := pair(v, u); precedes(c, best[u]) {
+						best[u] = c
+					}
+				}
+			}
+		}
 	}
 	for i := range nbr {
 		slices.Sort(nbr[i])
