@@ -280,4 +280,3 @@ func TestNewTreeMatchesReference(t *testing.T) {
 		}
 	}
 }
-
