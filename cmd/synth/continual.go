@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -327,7 +328,9 @@ func runContinualAdd(ctx context.Context, e *env, o *continualAddOptions) error 
 	if err != nil {
 		return err
 	}
+	stop := heartbeat(e, fmt.Sprintf("writing the release of period %q (fitting the model to the prefix tables, then sampling)", p.Label))
 	man, err := continual.WriteRelease(ctx, o.State, s, p, set, sampling)
+	stop()
 	if err != nil {
 		return err
 	}
@@ -358,4 +361,35 @@ func runContinualStatus(ctx context.Context, e *env, o *continualStatusOptions) 
 		fmt.Fprintf(e.stdout, "  %4d  %-20s  committed %s  %d nodes  prefix σ = %.4g\n", p.Index+1, p.Label, p.Committed, p.Nodes, p.PrefixSigma)
 	}
 	return nil
+}
+
+// continualEvery spaces the progress lines of a long continual step.
+var continualEvery = 10 * time.Second
+
+// heartbeat prints a line on stderr every continualEvery while a long step
+// runs, when stderr is not a terminal (a batch log), so that the log never
+// goes quiet; it returns the function that stops it.
+func heartbeat(e *env, what string) func() {
+	if e.tty {
+		return func() {}
+	}
+	done, finished := make(chan struct{}), make(chan struct{})
+	t0 := time.Now()
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(continualEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				fmt.Fprintf(e.stderr, "synth: working: %s, %s so far\n", what, time.Since(t0).Round(time.Second))
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -193,4 +194,38 @@ func TestContinualFromPostgres(t *testing.T) {
 			t.Errorf("period %d: n estimate %.0f, want about %.0f", p, man.NEstimate, want)
 		}
 	}
+}
+
+// TestContinualHeartbeat: a long release step prints a line on a batch
+// log's stderr at every interval (scaled down from 10 s to 20 ms).
+func TestContinualHeartbeat(t *testing.T) {
+	old := continualEvery
+	continualEvery = 20 * time.Millisecond
+	defer func() { continualEvery = old }()
+	var b strings.Builder
+	e := &env{stderr: &syncWriter{w: &b}}
+	stop := heartbeat(e, "fitting")
+	time.Sleep(150 * time.Millisecond)
+	stop()
+	if n := strings.Count(b.String(), "synth: working: fitting"); n < 3 {
+		t.Errorf("%d lines in 150 ms at an interval of 20 ms, want at least 3:\n%s", n, b.String())
+	}
+	e.tty = true
+	stop = heartbeat(e, "quiet")
+	time.Sleep(60 * time.Millisecond)
+	stop()
+	if strings.Contains(b.String(), "quiet") {
+		t.Error("a terminal got heartbeat lines")
+	}
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	w  *strings.Builder
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }
