@@ -205,10 +205,10 @@ func TestContinualHeartbeat(t *testing.T) {
 	var b strings.Builder
 	e := &env{stderr: &syncWriter{w: &b}}
 	stop := heartbeat(e, "fitting")
-	time.Sleep(150 * time.Millisecond)
+	time.Sleep(400 * time.Millisecond)
 	stop()
 	if n := strings.Count(b.String(), "synth: working: fitting"); n < 3 {
-		t.Errorf("%d lines in 150 ms at an interval of 20 ms, want at least 3:\n%s", n, b.String())
+		t.Errorf("%d lines in 400 ms at an interval of 20 ms, want at least 3 (20 expected):\n%s", n, b.String())
 	}
 	e.tty = true
 	stop = heartbeat(e, "quiet")
