@@ -53,9 +53,6 @@ func Prefix(t int) []Node {
 	return out
 }
 
-// Contains returns the node of level l that holds period t.
-func Contains(t, l int) Node { return Node{l, t >> l} }
-
 // Variances returns, per level, the variance of a node's estimate (in
 // units of the node noise's variance σ²) with or without the bottom-up
 // re-weighting (Honaker 2015): a node of level l ≥ 1 whose two children

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dpsynth/synth/privacy"
+	"github.com/dpsynth/synth/universe"
 )
 
 // kind is what a column is drafted as.
@@ -146,45 +147,31 @@ func parseReal(s string) (float64, bool) {
 	return v, true
 }
 
-// parseDate returns the days since 1970-01-01 of a YYYY-MM-DD date.
+// parseDate returns the days since 1970-01-01 of a YYYY-MM-DD date (the
+// engine's universe.ParseDate).
 func parseDate(s string) (float64, bool) {
 	if len(s) != 10 || s[4] != '-' || s[7] != '-' {
 		return 0, false
 	}
-	t, err := time.Parse(time.DateOnly, s)
+	d, err := universe.ParseDate(s)
 	if err != nil {
 		return 0, false
 	}
-	return float64(t.Unix() / 86400), true
+	return float64(d), true
 }
 
-// timestampLayouts are the timestamp spellings besides RFC 3339 (the
-// engine's): a space for the T, no seconds, or no offset (then read in
-// Settings.TimeZone). Fractional seconds are optional after the seconds.
-var timestampLayouts = []string{
-	"2006-01-02T15:04:05.999999999",
-	"2006-01-02 15:04:05.999999999",
-	"2006-01-02T15:04",
-	"2006-01-02 15:04",
-	"2006-01-02 15:04:05.999999999Z07:00",
-}
-
-// parseTimestamp returns the Unix seconds of an RFC 3339 timestamp, or of
-// YYYY-MM-DD[T ]HH:MM[:SS[.frac]] without an offset read in loc (or with a
-// space and an offset).
+// parseTimestamp returns the Unix seconds of a timestamp with a time of
+// day, as the engine reads it (universe.ParseTimestamp: RFC 3339, or
+// YYYY-MM-DD[T ]HH:MM[:SS[.frac]] read in loc when it has no offset).
 func parseTimestamp(s string, loc *time.Location) (float64, bool) {
 	if len(s) < 16 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') {
 		return 0, false
 	}
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return unixSeconds(t), true
+	t, err := universe.ParseTimestamp(s, loc)
+	if err != nil {
+		return 0, false
 	}
-	for _, l := range timestampLayouts {
-		if t, err := time.ParseInLocation(l, s, loc); err == nil {
-			return unixSeconds(t), true
-		}
-	}
-	return 0, false
+	return unixSeconds(t), true
 }
 
 // classifyText returns the cell kind of a text value that is not a null

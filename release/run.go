@@ -515,21 +515,28 @@ func (r *runner) heartbeat(stage string, t0 time.Time) func() {
 	if !r.hooks.ProgressLog {
 		return func() {}
 	}
-	done := make(chan struct{})
-	finished := make(chan struct{})
+	return Heartbeat(progressLogEvery, func() {
+		args := []any{"stage", stage, "stage_elapsed", time.Since(t0).Round(time.Second).String(),
+			"elapsed", time.Since(r.start).Round(time.Second).String()}
+		args = append(args, r.advance(stage)...)
+		r.log.Info("working", args...)
+	})
+}
+
+// Heartbeat calls tick every interval, from its own goroutine, until the
+// returned stop is called; stop returns once no tick runs any more.
+func Heartbeat(every time.Duration, tick func()) (stop func()) {
+	done, finished := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(finished)
-		tick := time.NewTicker(progressLogEvery)
-		defer tick.Stop()
+		t := time.NewTicker(every)
+		defer t.Stop()
 		for {
 			select {
 			case <-done:
 				return
-			case <-tick.C:
-				args := []any{"stage", stage, "stage_elapsed", time.Since(t0).Round(time.Second).String(),
-					"elapsed", time.Since(r.start).Round(time.Second).String()}
-				args = append(args, r.advance(stage)...)
-				r.log.Info("working", args...)
+			case <-t.C:
+				tick()
 			}
 		}
 	}()

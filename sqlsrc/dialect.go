@@ -141,20 +141,10 @@ const numberRE = `^[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?$`
 
 // isNumber is true when the text t is a decimal number.
 func (d Dialect) isNumber(t string) string {
-	switch d {
-	case Postgres:
-		return t + " ~ " + d.str(numberRE)
-	case ClickHouse:
-		return "match(" + t + ", " + d.str(numberRE) + ")"
-	case DuckDB:
+	if d == DuckDB { // the anchored pattern, as the queries have always written it
 		return "regexp_full_match(" + t + ", " + d.str(numberRE) + ")"
-	case Spark:
-		return t + " RLIKE " + d.str(numberRE)
-	case BigQuery:
-		return "REGEXP_CONTAINS(" + t + ", " + d.str(numberRE) + ")"
-	default:
-		return "regexp_like(" + t + ", " + d.str(numberRE) + ")"
 	}
+	return d.matches(t, numberRE)
 }
 
 // number converts a text that isNumber accepts to a number: exact NUMERIC

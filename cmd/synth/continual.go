@@ -237,27 +237,25 @@ func measuredSets(dom *universe.Domain, ms []query.Marginal, k int) ([][]int, er
 	if k == 0 {
 		k = min(largest, 2)
 	}
-	var attrs []int
+	var names []string
 	for a := range dom.Len() {
 		if used[a] {
-			attrs = append(attrs, a)
+			names = append(names, dom.Attr(a).Name)
 		}
 	}
-	if k < 1 || k > len(attrs) {
-		return nil, usagef("--measure %d: want 1..%d (the workload's attributes)", k, len(attrs))
+	if k < 1 || k > len(names) {
+		return nil, usagef("--measure %d: want 1..%d (the workload's attributes)", k, len(names))
+	}
+	// Every k-way set of those attributes, as a kway family builds it (the
+	// plan's own cap on a table's cells, 2^24, is the one that applies).
+	kw, err := query.Build(dom, &query.Spec{MaxCells: 1 << 24, Families: []query.FamilySpec{{Type: "kway", K: k, Attributes: names}}})
+	if err != nil {
+		return nil, err
 	}
 	var out [][]int
-	var rec func(start int, cur []int)
-	rec = func(start int, cur []int) {
-		if len(cur) == k {
-			out = append(out, append([]int(nil), cur...))
-			return
-		}
-		for i := start; i < len(attrs); i++ {
-			rec(i+1, append(cur, attrs[i]))
-		}
+	for _, m := range kw.Marginals() {
+		out = append(out, m.Attrs)
 	}
-	rec(0, nil)
 	return out, nil
 }
 
@@ -373,23 +371,8 @@ func heartbeat(e *env, what string) func() {
 	if e.tty {
 		return func() {}
 	}
-	done, finished := make(chan struct{}), make(chan struct{})
 	t0 := time.Now()
-	go func() {
-		defer close(finished)
-		tick := time.NewTicker(continualEvery)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-				fmt.Fprintf(e.stderr, "synth: working: %s, %s so far\n", what, time.Since(t0).Round(time.Second))
-			}
-		}
-	}()
-	return func() {
-		close(done)
-		<-finished
-	}
+	return release.Heartbeat(continualEvery, func() {
+		fmt.Fprintf(e.stderr, "synth: working: %s, %s so far\n", what, time.Since(t0).Round(time.Second))
+	})
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/dpsynth/synth/draft"
+	"github.com/dpsynth/synth/internal/atomicfile"
 	"github.com/dpsynth/synth/ledger"
 	"github.com/dpsynth/synth/privacy"
 	"github.com/dpsynth/synth/sqlsrc"
@@ -167,7 +168,7 @@ func runDomainDraft(ctx context.Context, e *env, o *domainDraftOptions) error {
 	if err != nil {
 		return draftError(err)
 	}
-	if err := writeAtomic(o.Out, d.JSON); err != nil {
+	if err := atomicfile.WriteFile(o.Out, d.JSON, 0o644); err != nil {
 		return err
 	}
 	if o.Epsilon == 0 {
@@ -230,32 +231,6 @@ func draftRand(seed string) (*privacy.Rand, error) {
 		return nil, usagef("--seed: %v", err)
 	}
 	return privacy.NewSeeded(v), nil
-}
-
-// writeAtomic writes data to path through a temporary file in the same
-// folder, renamed over it when complete.
-func writeAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return errors.Join(fmt.Errorf("writing %s", path), err)
-	}
-	return nil
 }
 
 // draftError gives a draft's failure its exit code: the memory cap (78),

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -181,24 +180,17 @@ func printUniverse(w io.Writer, d *universe.Domain) {
 // printEstimate prints the model and peak memory synth release would
 // plan for the workload (release.PlanOnly: no data is read).
 func (o *inspectOptions) printEstimate(ctx context.Context, w io.Writer) error {
-	model, err := release.ParseModelChoice(o.Model)
+	est, err := o.estimate(ctx)
 	if err != nil {
-		return usagef("--model: %v", err)
-	}
-	cfg := &release.Config{Domain: o.Domain, Workload: o.Workload, Marginals: o.Marginals, Sample: o.Sample, WorkloadSeed: o.WorkloadSeed,
-		Epsilon: 1, Delta: 1e-9, Solver: o.Solver, Model: model, MemoryCap: o.MemoryCap, MaxModelBytes: o.MaxModelSize}
-	fmt.Fprintf(w, "\nrelease estimate (solver %s, --model %s, --memory-cap %s; planned at ε = 1, δ = 1e-9):\n",
-		o.Solver, model, universe.FormatBytes(new(big.Int).SetUint64(o.MemoryCap)))
-	p, err := release.PlanOnly(ctx, cfg)
-	var me *release.MemoryError
-	switch {
-	case errors.As(err, &me):
-		fmt.Fprintf(w, "refused: %v\n(synth release would exit %d before reading the data)\n", err, ExitMemory)
-		return nil
-	case err != nil:
 		return err
 	}
-	_, err = io.WriteString(w, p.Memory.Text)
+	fmt.Fprintf(w, "\nrelease estimate (solver %s, --model %s, --memory-cap %s; planned at ε = 1, δ = 1e-9):\n",
+		est.Solver, est.Model, universe.FormatBytes(new(big.Int).SetUint64(o.MemoryCap)))
+	if est.Refused != "" {
+		fmt.Fprintf(w, "refused: %s\n(synth release would exit %d before reading the data)\n", est.Refused, ExitMemory)
+		return nil
+	}
+	_, err = io.WriteString(w, est.Memory.Text)
 	return err
 }
 
