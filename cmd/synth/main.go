@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"syscall"
@@ -88,7 +89,33 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, tty: isTerminal(os.Stderr)}
-	os.Exit(runMain(ctx, e, os.Args[1:]))
+	stopProfile := startProfile(os.Getenv("SYNTH_CPUPROFILE"), e.stderr)
+	code := runMain(ctx, e, os.Args[1:])
+	stopProfile()
+	os.Exit(code)
+}
+
+// startProfile writes a CPU profile of the whole command to path when it is
+// not empty (SYNTH_CPUPROFILE, for performance reports: docs/BENCHMARKS.md)
+// and returns the function that ends it.
+func startProfile(path string, stderr io.Writer) func() {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "synth: SYNTH_CPUPROFILE: %v (no profile written)\n", err)
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			fmt.Fprintf(stderr, "synth: SYNTH_CPUPROFILE: %v\n", err)
+		}
+	}
 }
 
 // runMain runs the command line args and returns the exit code.
