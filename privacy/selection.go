@@ -1,8 +1,10 @@
 package privacy
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // ExponentialMechanism returns index i with probability proportional to
@@ -156,4 +158,66 @@ func laplaceSelect(r *Rand) float64 {
 		return -e
 	}
 	return e
+}
+
+// ExponentialMechanismWhere is ExponentialMechanism over the indices i for
+// which ok(i) holds, testing ok lazily: it draws the same Gumbel noise as
+// ExponentialMechanism over every score and walks the indices from the
+// largest noisy score down, returning the first one ok accepts, or -1 when
+// ok accepts none. With the Gumbel-max trick the argmax over a subset S of
+// scores plus independent Gumbel draws is exactly the exponential mechanism
+// over S, so the walk returns index i ∈ S with probability proportional to
+// exp(ε0·scores[i]/(2Δ)) over S, while ok is called only on the indices that
+// outscore the winner (usually one). When ok accepts every index it returns
+// what ExponentialMechanism returns from the same source.
+//
+// scratch must hold at least len(scores) values; the walk past the first
+// rejected index allocates the order of the rest. It panics as
+// ExponentialMechanism does.
+//
+// Privacy: as ExponentialMechanism over S = {i : ok(i)} (ε0-DP,
+// ε0²/8-zCDP for scores of sensitivity Δ), provided ok depends on public
+// quantities only: never on the data, the scores or the noise. Which
+// indices were tested and rejected must stay inside, as the noisy scores
+// do.
+func ExponentialMechanismWhere(r *Rand, scores []float64, eps0, sensitivity float64, ok func(i int) bool, scratch []float64) int {
+	checkSelection("ExponentialMechanismWhere", scores, eps0, sensitivity)
+	if len(scratch) < len(scores) {
+		panic(fmt.Sprintf("privacy: ExponentialMechanismWhere with %d scratch values for %d scores", len(scratch), len(scores)))
+	}
+	hi := scoresMax(scores)
+	c := eps0 / (2 * sensitivity)
+	if math.IsInf(c, 0) {
+		panic(fmt.Sprintf("privacy: ExponentialMechanismWhere scale ε0/(2Δ) = %v/(2·%v) overflows", eps0, sensitivity))
+	}
+	v := scratch[:len(scores)]
+	best, bestV := 0, math.Inf(-1)
+	for i, s := range scores {
+		v[i] = c*(s-hi) + gumbel(r)
+		if v[i] > bestV {
+			best, bestV = i, v[i]
+		}
+	}
+	if ok(best) {
+		return best
+	}
+	order := make([]int, 0, len(scores)-1)
+	for i := range scores {
+		if i != best {
+			order = append(order, i)
+		}
+	}
+	// Largest noisy value first; ties (probability zero) by index.
+	slices.SortFunc(order, func(a, b int) int {
+		if c := cmp.Compare(v[b], v[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	for _, i := range order {
+		if ok(i) {
+			return i
+		}
+	}
+	return -1
 }

@@ -202,3 +202,62 @@ func TestExponentialMechanismBlocked(t *testing.T) {
 		t.Errorf("ExponentialMechanismBlocked allocates %v times per call", a)
 	}
 }
+
+// TestExponentialMechanismWhere: selection frequencies of the lazy subset
+// walk against the softmax over the accepted indices only (χ² as in
+// TestExponentialMechanismSoftmax, threshold the 1 − 1e-6 quantile, N =
+// 200,000 draws quick or 10^7 long per case), the cases rejecting the best
+// scores so that the walk goes past them; a rejected index is never
+// returned; -1 when nothing is accepted; and with every index accepted the
+// same index as ExponentialMechanism from the same source.
+func TestExponentialMechanismWhere(t *testing.T) {
+	n := size(200_000, 10_000_000)
+	tests := []struct {
+		scores     []float64
+		eps0, sens float64
+		ok         []bool
+	}{
+		{[]float64{0, 0.5, 1, 2, -1}, 2, 1, []bool{true, true, true, false, true}},
+		{[]float64{3, 2.5, 1, 0.2, 0, -1}, 2, 1, []bool{false, false, true, true, true, true}},
+		{[]float64{1e6, 1e6 - 1, 1e6 - 2.5, -1e6, 0}, 2, 1, []bool{false, true, true, true, false}},
+		{[]float64{0.01, 0.02, 0.015, 0.0, 0.03}, 0.1, 1.0 / 48842, []bool{true, true, true, true, true}},
+	}
+	for i, tt := range tests {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			r := testRand(t, uint64(600+i))
+			counts := make([]int, len(tt.scores))
+			scratch := make([]float64, len(tt.scores))
+			ok := func(k int) bool { return tt.ok[k] }
+			for range n {
+				counts[ExponentialMechanismWhere(r, tt.scores, tt.eps0, tt.sens, ok, scratch)]++
+			}
+			var sub []float64
+			var subCounts []int
+			for k, s := range tt.scores {
+				if tt.ok[k] {
+					sub = append(sub, s)
+					subCounts = append(subCounts, counts[k])
+				} else if counts[k] > 0 {
+					t.Errorf("rejected index %d returned %d times", k, counts[k])
+				}
+			}
+			probs := softmax(sub, tt.eps0/(2*tt.sens))
+			stat, df := chiSquare(subCounts, probs, n, 5)
+			if th := chi2Threshold(max(df, 1), falseFailure); stat > th {
+				t.Errorf("counts %v for probabilities %v: χ² = %.1f > %.1f (df %d)", subCounts, probs, stat, th, df)
+			}
+		})
+	}
+	r := testRand(t, 7)
+	if got := ExponentialMechanismWhere(r, []float64{1, 2}, 1, 1, func(int) bool { return false }, make([]float64, 2)); got != -1 {
+		t.Errorf("ExponentialMechanismWhere(nothing accepted) = %d, want -1", got)
+	}
+	scores := []float64{0.3, 0.1, 0.9, 0.5, 0.2}
+	r1, r2 := testRand(t, 8), testRand(t, 8)
+	for range 1000 {
+		want := ExponentialMechanism(r1, scores, 1, 0.1)
+		if got := ExponentialMechanismWhere(r2, scores, 1, 0.1, func(int) bool { return true }, make([]float64, 5)); got != want {
+			t.Fatalf("ExponentialMechanismWhere(all accepted) = %d, want %d (ExponentialMechanism's)", got, want)
+		}
+	}
+}
