@@ -430,3 +430,39 @@ func mustDomain(t testing.TB, src string) *universe.Domain {
 	}
 	return d
 }
+
+// TestTallyAddRows: AddRows (block by block, over the cores past
+// tallyParallel) gives the same answers, bit for bit, as Add of each row,
+// on random domains and workloads (marginals of every order, prefixes and
+// predicates) with enough rows to take the parallel path.
+func TestTallyAddRows(t *testing.T) {
+	for seed := range uint64(30) {
+		r := rand.New(rand.NewPCG(seed, 12))
+		dom := randomDomain(t, r)
+		w, _ := randomWorkload(t, r, dom)
+		d := dom.Len()
+		n := 1 + r.IntN(3*tallyParallel/max(1, len(w.blocks)))
+		rows := make([]int32, n*d)
+		for i := range rows {
+			rows[i] = int32(r.IntN(dom.Attr(i % d).Size()))
+		}
+		one, all := w.NewTally(), w.NewTally()
+		for i := 0; i < len(rows); i += d {
+			one.Add(rows[i:i+d], 1)
+		}
+		// In two calls, the second with a partial row left over (ignored).
+		half := (n / 2) * d
+		all.AddRows(rows[:half])
+		rest := slices.Clone(rows[half:])
+		if d > 1 {
+			rest = append(rest, 0)
+		}
+		all.AddRows(rest)
+		want, got := one.Answers(make([]float64, w.M())), all.Answers(make([]float64, w.M()))
+		for j := range want {
+			if got[j] != want[j] {
+				t.Fatalf("seed %d (%d rows): AddRows answer %d (%s) = %v, want %v (Add's)", seed, n, j, w.Label(j), got[j], want[j])
+			}
+		}
+	}
+}
