@@ -52,6 +52,12 @@ type batch struct {
 	groupOff []int // running cells of groupCl
 	err      MarginalsError
 	lastUse  uint64
+	// The pairs no clique covers, by the attribute carried (pairs.go).
+	pairs     []pairPlan
+	pairSets  [][]int // per plan, its targets' set indices
+	pairOff   []int   // running cost of the live plans
+	pairLive  []bool  // the plan has a target to answer in this call
+	pairArena [][]float64
 }
 
 // batchJob runs the sets of a Marginals call whose running cost starts in
@@ -149,7 +155,7 @@ func (m *Model) Marginals(sets [][]int, outs [][]float64) error {
 	tot := 0
 	for i, out := range outs {
 		sp := &b.plans[i]
-		if out == nil || sp.err != nil {
+		if out == nil || sp.err != nil || sp.pair {
 			continue
 		}
 		if sp.covering >= 0 && !sp.whole && sp.p.cells >= minParallel {
@@ -161,6 +167,7 @@ func (m *Model) Marginals(sets [][]int, outs [][]float64) error {
 		tot += sp.cost
 	}
 	m.runBatch(b, outs, tot, false)
+	m.runPairBatch(b, outs)
 	if len(b.failed) == 0 {
 		return nil
 	}
@@ -258,9 +265,20 @@ func (m *Model) compile(sets [][]int) *batch {
 	for c := range group {
 		group[c] = -1
 	}
+	carried := make(map[int][]pairTarget)
 	for i, s := range sets {
 		b.sets[i] = slices.Clone(s)
 		b.cells[i] = int(cellsOf(t.sizes, s))
+		if len(s) == 2 && t.Covering(s) < 0 {
+			a := t.carrier(s)
+			other := s[0]
+			if other == a {
+				other = s[1]
+			}
+			carried[a] = append(carried[a], pairTarget{b: other, set: i})
+			b.plans[i] = setPlan{covering: -1, pair: true}
+			continue
+		}
 		b.plans[i] = m.planSet(s, need)
 		if b.plans[i].err != nil {
 			b.failed = append(b.failed, i)
@@ -291,6 +309,7 @@ func (m *Model) compile(sets [][]int) *batch {
 	for w := range b.arena {
 		b.arena[w] = make([]float64, maxArena)
 	}
+	m.compilePairs(b, carried)
 	b.err.Index = make([]int, 0, len(b.failed))
 	b.err.Errs = make([]error, 0, len(b.failed))
 	return b
@@ -354,4 +373,64 @@ func (j *thetaJob) Run(w, lo, hi int) {
 			}
 		}
 	}
+}
+
+// compilePairs plans the carry of every attribute with pairs to answer, in
+// increasing attribute order, and allocates the workers' arenas.
+func (m *Model) compilePairs(b *batch, carried map[int][]pairTarget) {
+	if len(carried) == 0 {
+		return
+	}
+	attrs := make([]int, 0, len(carried))
+	for a := range carried {
+		attrs = append(attrs, a)
+	}
+	slices.Sort(attrs)
+	maxArena := 0
+	for _, a := range attrs {
+		pp := m.planPairs(a, carried[a])
+		b.pairs = append(b.pairs, pp)
+		sets := make([]int, len(carried[a]))
+		for k, tg := range carried[a] {
+			sets[k] = tg.set
+		}
+		b.pairSets = append(b.pairSets, sets)
+		maxArena = max(maxArena, pp.arenaN)
+	}
+	b.pairOff = make([]int, len(b.pairs))
+	b.pairLive = make([]bool, len(b.pairs))
+	b.pairArena = make([][]float64, m.workers)
+	for w := range b.pairArena {
+		b.pairArena[w] = make([]float64, maxArena)
+	}
+}
+
+// runPairBatch runs the batch's carry plans that have a target to answer,
+// split over the workers by their cost.
+func (m *Model) runPairBatch(b *batch, outs [][]float64) {
+	tot := 0
+	for i := range b.pairs {
+		b.pairLive[i] = false
+		for _, s := range b.pairSets[i] {
+			if outs[s] != nil {
+				b.pairLive[i] = true
+				break
+			}
+		}
+		b.pairOff[i] = tot
+		if b.pairLive[i] {
+			tot += b.pairs[i].cost
+		}
+	}
+	if tot == 0 {
+		return
+	}
+	j := &m.pj
+	j.m, j.b, j.outs = m, b, outs
+	if m.workers == 1 || tot < minBatchSplit {
+		j.Run(0, 0, tot)
+	} else {
+		m.splitFor(tot, j)
+	}
+	j.b, j.outs = nil, nil
 }

@@ -43,6 +43,7 @@ type elimStep struct {
 // subtree holding the set.
 type setPlan struct {
 	covering int  // covering clique, or -1
+	pair     bool // a pair that no clique covers: answered by the batch's carry plans (pairs.go)
 	whole    bool // the set is the covering clique: copy its belief
 	p        proj // covering clique → set
 	steps    []elimStep
@@ -322,6 +323,10 @@ func (m *Model) condTo(c int, dst, sep []float64, dig []int) {
 // crossMarginal computes the marginal of D on a set that no clique covers
 // (see planSet), allocating its plan and tables.
 func (m *Model) crossMarginal(set []int, out []float64) error {
+	if len(set) == 2 {
+		m.pairMarginal(set, out)
+		return nil
+	}
 	need := make([]bool, len(m.t.cliques))
 	sp := m.planSet(set, need)
 	if sp.err != nil {

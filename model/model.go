@@ -74,6 +74,7 @@ type Model struct {
 	vj vecJob
 	lj levelJob
 	bj batchJob
+	pj pairJob
 	tj thetaJob
 	sj scaledJob
 
