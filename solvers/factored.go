@@ -1,11 +1,11 @@
 package solvers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
-	"math/big"
 	"slices"
 	"sort"
 	"time"
@@ -71,6 +71,7 @@ type factoredPlan struct {
 	rho0      float64 // the one-way tables' ρ
 	rhoLeft   float64
 	rounds    int
+	batch     int     // selections per fit (batchSize)
 	sens2     float64 // squared ℓ2 sensitivity of one marginal table
 	cap       uint64
 	// Non-adaptive: the measured groups (as for the explicit model).
@@ -233,6 +234,8 @@ func (s *Project) planFactored(sh *Shape, plan *Plan, rho float64) error {
 	}
 	plan.Params["candidate_cells"] = cells
 	plan.Params["rounds_nominal"] = float64(fp.rounds)
+	fp.batch = batchSize(fp.rounds)
+	plan.Params["batch"] = float64(fp.batch)
 	plan.Params["candidates"] = float64(len(fp.cands))
 	return nil
 }
@@ -257,6 +260,25 @@ func tunedRounds(d int, rho float64) int {
 	}
 	return 4 * d
 }
+
+// maxFits bounds the model fits of the adaptive rounds: past maxFits
+// nominal rounds, the selections come in batches (batchSize).
+const maxFits = 64
+
+// batchSize is the number of selections between two fits of the model:
+// ⌈rounds/maxFits⌉, 1 up to 64 nominal rounds (16 attributes at 4 rounds
+// each, full ADULT's 56 included). Every round's marginals of every
+// candidate and its fit cost time that grows with the model, while the
+// number of candidates grows with the square or cube of the width: a
+// 200-column table's 800 nominal rounds would compute 19,900 pair
+// marginals 800 times. In a batch the selections are made one after the
+// other from the same model (each without the sets already chosen and
+// those they cover), measured, and fitted once; each selection is still
+// one exponential mechanism and one Gaussian measurement, charged as a
+// round. On wide tables a batch's selections mostly fall in distant parts
+// of the model, where a fit in between would not have changed the scores
+// much (docs/BENCHMARKS.md "Wide tables"). It reads only public quantities.
+func batchSize(rounds int) int { return max(1, (rounds+maxFits-1)/maxFits) }
 
 // annealFactor scales the annealing test's noise allowance (experiments).
 func (s *Project) annealFactor() float64 {
@@ -522,7 +544,6 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 	share := s.selectShare(fp.rho0 + fp.rhoLeft)
 	eps := privacy.CalibrateExponential(share*perRound, 1)
 	sens := math.Sqrt(fp.sens2)
-	scoreSens := fp.scoreSens
 	// The coarse pairs (middle regime) score after the candidates, in the
 	// same slice, so that one draw covers both.
 	var coarse []coarsePair
@@ -532,7 +553,6 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 	scoresAll := make([]float64, len(fp.cands)+len(coarse))
 	scores := scoresAll[:len(fp.cands)]
 	tmp := make([]float64, 0, len(fp.cands))
-	idx := make([]int, 0, len(fp.cands))
 	bufs := make([][]float64, len(fp.cands))
 	active := make([][]float64, len(fp.cands)) // bufs of the candidates in the running, nil for the others
 	for i := range fp.cands {
@@ -540,7 +560,8 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 	}
 	team := par.NewTeam(0)
 	defer team.Close()
-	scan := newCandScan(sizes, fp.cands, tabs, bufs, active, scores, fp.weights, nHat, team.Workers())
+	scan := newCandScan(fp.cands, tabs, bufs, active, scores, fp.weights, nHat)
+	trees := newTreeSizes(sizes, len(fp.cands))
 	if kappa := s.supportSigmas(fp.rho0 + fp.rhoLeft); kappa > 0 {
 		support, err := oneWaySupports(fit.cur, sizes, nHat, kappa, plan.groups)
 		if err != nil {
@@ -566,32 +587,19 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 		markInside(covered, set)
 	}
 	gscratch := make([]float64, 0, 64)
-	round := 0
-	for final := false; !final; round++ {
+	var treeScratch [][]int
+	round, fits := 0, 0
+	for final := false; !final; fits++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		cost := privacy.GaussianCost(sens, sigma).Rho + privacy.ExponentialMechanismCost(eps).Rho
-		if rho-used < 2*cost {
-			// The last round spends what is left, split as every round.
-			left := rho - used
-			sigma = privacy.CalibrateGaussian((1-share)*left, 1, sens)
-			eps = privacy.CalibrateExponential(share*left, 1)
-			cost = privacy.GaussianCost(sens, sigma).Rho + privacy.ExponentialMechanismCost(eps).Rho
-			final = true
+		// The model's marginals on every candidate, in one batch; sets too
+		// large to eliminate are not candidates this round. Whether a
+		// candidate keeps the model under the cap is tested only for the
+		// ones a selection reaches (fits below).
+		for i := range active {
+			active[i] = bufs[i]
 		}
-		if used+cost > rho {
-			return nil, fmt.Errorf("solvers: internal error: adaptive rounds would spend ρ %.6g of %.6g", used+cost, rho)
-		}
-		used += cost
-		// Candidates whose model stays under the cap, which grows with the
-		// budget spent (AIM's rule: early rounds keep the model small).
-		limit := float64(fp.cap) * (fp.rho0 + used) / (fp.rho0 + rho)
-		scan.tree, scan.measured, scan.limit = fit.tree, measured, limit
-		scan.run(team, scanSize)
-		// The model's marginals on every candidate still in the running,
-		// in one batch; sets too large to eliminate are not candidates this
-		// round.
 		if err := fit.cur.Marginals(fp.cands, active); err != nil {
 			var me *model.MarginalsError
 			if !errors.As(err, &me) {
@@ -602,94 +610,72 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 			}
 		}
 		scan.sigma = sigma
-		scan.run(team, scanScore)
-		idx = idx[:0]
-		for i := range fp.cands {
-			if active[i] != nil && (s.keepSubsets || !covered[i]) {
-				idx = append(idx, i)
+		scan.run(team)
+		// The batch's selections, one after the other from this model.
+		t := fit.tree
+		var batch []selected
+		for range fp.batch {
+			cost := privacy.GaussianCost(sens, sigma).Rho + privacy.ExponentialMechanismCost(eps).Rho
+			if rho-used < 2*cost {
+				// The last round spends what is left, split as every round.
+				left := rho - used
+				sigma = privacy.CalibrateGaussian((1-share)*left, 1, sens)
+				eps = privacy.CalibrateExponential(share*left, 1)
+				cost = privacy.GaussianCost(sens, sigma).Rho + privacy.ExponentialMechanismCost(eps).Rho
+				final = true
 			}
-		}
-		if len(idx) == 0 {
-			// Only measured sets fit the cap: they compete again.
-			for i := range fp.cands {
-				if active[i] != nil {
-					idx = append(idx, i)
+			if used+cost > rho {
+				return nil, fmt.Errorf("solvers: internal error: adaptive rounds would spend ρ %.6g of %.6g", used+cost, rho)
+			}
+			used += cost
+			// Candidates whose model stays under the cap, which grows with
+			// the budget spent (AIM's rule: early rounds keep the model
+			// small).
+			limit := float64(fp.cap) * (fp.rho0 + used) / (fp.rho0 + rho)
+			feasible := func(i int) bool {
+				if i >= len(fp.cands) {
+					i = coarse[i-len(fp.cands)].base
 				}
+				c := fp.cands[i]
+				if t.Covering(c) >= 0 {
+					return true
+				}
+				var b uint64
+				b, treeScratch = trees.bytesWith(i, c, measured, treeScratch)
+				return float64(b) <= limit
 			}
-		}
-		if len(idx) == 0 {
-			return nil, fmt.Errorf("solvers: project: no candidate set fits the model cap of %s; raise --max-model-size: %w", universe.FormatBytes(new(big.Int).SetUint64(fp.cap)), ErrModelTooLarge)
-		}
-		// The coarse pairs compete in the same draw: a record moves a
-		// grouped table's L1 distance by at most what it moves the full
-		// table's, so scoreSens bounds their scores too.
-		L := len(fp.cands)
-		for q := range coarse {
-			k := &coarse[q]
-			if active[k.base] == nil || (!s.keepSubsets && (covered[k.base] || coarseDone[k.base])) {
-				continue
-			}
-			var l1 float64
-			l1, gscratch = k.l1(tabs[k.base], bufs[k.base], nHat, gscratch)
-			scoresAll[L+q] = fp.weights[k.base] * (l1 - math.Sqrt(2/math.Pi)*sigma*float64(k.groups()))
-			idx = append(idx, L+q)
-		}
-		sel := selectIndex(p, scoresAll, idx, tmp, eps, scoreSens)
-		var cp *coarsePair
-		if sel >= L {
-			cp = &coarse[sel-L]
-			sel = cp.base
-		}
-		c := fp.cands[sel]
-		before := append([]float64(nil), bufs[sel]...)
-		y := make([]float64, len(tabs[sel]))
-		var gm []int32
-		var gy []float64
-		if cp != nil {
-			gm = cp.cellGroups()
-			gt := make([]int64, cp.groups())
-			for k, v := range tabs[sel] {
-				gt[gm[k]] += v
-			}
-			gy = make([]float64, len(gt))
-			if err := noisyTable(p, gt, sigma, gy); err != nil {
+			sel, cp, err := s.selectRound(p, fp, selectArgs{scoresAll: scoresAll, active: active, covered: covered, coarseDone: coarseDone,
+				coarse: coarse, tabs: tabs, bufs: bufs, nHat: nHat, sigma: sigma, eps: eps, tmp: tmp, gscratch: &gscratch, feasible: feasible})
+			if err != nil {
 				return nil, err
 			}
-		} else if err := noisyTable(p, tabs[sel], sigma, y); err != nil {
-			return nil, err
-		}
-		measured = append(measured, c)
-		if cp != nil {
-			markInside(coarseDone, c)
-		} else {
-			markInside(covered, c)
-		}
-		scan.trees.note(c)
-		t := fit.tree
-		if fit.tree.Covering(c) < 0 {
-			if t, err = model.NewTree(sizes, measured); err != nil {
-				return nil, fmt.Errorf("solvers: internal error: no tree for %v: %w", measured, err)
+			c := fp.cands[sel]
+			m, err := s.measureRound(p, scan, sel, cp, tabs[sel], sigma, nHat)
+			if err != nil {
+				return nil, err
 			}
-		}
-		m := toMeas(c, y, sigma, nHat)
-		if cp != nil {
-			// The grouped measurement: the fit matches the model's
-			// group sums to it.
-			m.gm, m.gy, m.gr = gm, gy, make([]float64, len(gy))
-			for g, v := range gy {
-				m.gy[g] = v / nHat
+			batch = append(batch, selected{index: sel, coarse: cp, meas: m, before: slices.Clone(bufs[sel]), sigma: sigma, eps: eps})
+			measured = append(measured, c)
+			if cp != nil {
+				markInside(coarseDone, c)
+			} else {
+				markInside(covered, c)
 			}
-		} else if mk := scan.maskOf(sel); mk != nil {
-			// Cells outside the effective support are left out of the
-			// fit: their counts come from the other measurements.
-			m.cw = make([]float64, len(y))
-			for k := range m.cw {
-				if mk[k>>6]&(1<<(k&63)) != 0 {
-					m.cw[k] = 1
+			trees.note(c)
+			if t.Covering(c) < 0 {
+				if t, err = model.NewTree(sizes, measured); err != nil {
+					return nil, fmt.Errorf("solvers: internal error: no tree for %v: %w", measured, err)
 				}
 			}
+			if final {
+				break
+			}
 		}
-		fit.add(t, m)
+		ms := make([]fmeas, len(batch))
+		for k, b := range batch {
+			ms[k] = b.meas
+		}
+		fit.add(t, ms...)
 		iters := s.roundIters()
 		if final && s.FitIters > 0 {
 			iters = s.FitIters
@@ -697,54 +683,40 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 		if err := fit.run(ctx, iters, s.fitTol()); err != nil {
 			return nil, err
 		}
-		after := make([]float64, len(y))
-		if err := fit.cur.Marginal(c, after); err != nil {
-			return nil, err
+		// Annealing: the batch's measurements barely moved the model (in
+		// all, against their noise); spend more per round.
+		moved, allow := 0.0, 0.0
+		for _, b := range batch {
+			mv, al, err := b.moved(fit.cur, fp.cands[b.index], scan, nHat)
+			if err != nil {
+				return nil, err
+			}
+			moved, allow = moved+mv, allow+al
+			res.Trace = append(res.Trace, Step{Iter: round, Selected: b.index, Objective: fit.loss, MaxError: math.NaN(), Elapsed: time.Since(start)})
+			if debugRound != nil {
+				kind := "table"
+				if b.coarse != nil {
+					kind = fmt.Sprintf("coarse, %d groups", len(b.meas.gy))
+				}
+				debugRound(fmt.Sprintf("round %d set %v (%s) cells %d sigma %.1f eps %.4g moved %.0f allow %.0f used %.3g/%.3g", round, fp.cands[b.index], kind, len(b.meas.y), b.sigma, b.eps, mv, al, used, rho))
+			}
+			round++
 		}
-		moved := 0.0
-		if cp != nil {
-			d := make([]float64, len(gy))
-			for k := range after {
-				d[gm[k]] += after[k] - before[k]
-			}
-			for _, v := range d {
-				moved += math.Abs(v) * nHat
-			}
-		} else {
-			for k := range after {
-				moved += math.Abs(after[k]-before[k]) * nHat
-			}
-		}
-		res.Trace = append(res.Trace, Step{Iter: round, Selected: sel, Objective: fit.loss, MaxError: math.NaN(), Elapsed: time.Since(start)})
 		if p.Progress != nil {
 			// The budget spent is the true measure of progress (annealing
 			// makes the number of rounds unknown in advance).
-			total := round + 1
+			total := round
 			if !final {
-				total = max(round+2, int(math.Ceil(float64(round+1)*rho/used)))
+				total = max(round+1, int(math.Ceil(float64(round)*rho/used)))
 			}
-			p.Progress(Progress{Iter: round + 1, Total: total, Objective: fit.loss, Elapsed: time.Since(start)})
+			p.Progress(Progress{Iter: round, Total: total, Objective: fit.loss, Elapsed: time.Since(start)})
 		}
-		if debugRound != nil {
-			kind := "table"
-			if cp != nil {
-				kind = fmt.Sprintf("coarse, %d groups", len(gy))
-			}
-			debugRound(fmt.Sprintf("round %d set %v (%s) cells %d sigma %.1f eps %.4g moved %.0f allow %.0f used %.3g/%.3g", round, c, kind, len(y), sigma, eps, moved, math.Sqrt(2/math.Pi)*sigma*float64(len(y)), used, rho))
-		}
-		effCells := float64(len(y))
-		if cp != nil {
-			effCells = float64(len(gy))
-		} else if scan.eff != nil {
-			effCells = scan.eff[sel]
-		}
-		if !final && moved <= s.annealFactor()*math.Sqrt(2/math.Pi)*sigma*effCells {
-			// Annealing: the measurement barely moved the model; spend more
-			// per round.
+		if !final && moved <= s.annealFactor()*allow {
 			sigma /= 2
 			eps *= 2
 		}
 	}
+	plan.Params["fits"] = float64(fits)
 	plan.Params["rounds"] = float64(round)
 	if debugMeasured != nil {
 		debugMeasured(measured)
@@ -782,12 +754,10 @@ var (
 	debugMeasured func([][]int)
 )
 
-// candScan runs the per-candidate work of an adaptive round over a team,
-// each candidate on one worker (so each result has the same bits as a
-// serial loop's): the size check of the tree with the candidate added
-// (scanSize, cached in treeSizes) and the score (scanScore).
+// candScan scores the candidates of an adaptive round over a team, each
+// candidate on one worker (so each result has the same bits as a serial
+// loop's), a candidate's work weighted by its cells.
 type candScan struct {
-	sizes   []int
 	cands   [][]int
 	tabs    [][]int64
 	bufs    [][]float64
@@ -799,66 +769,25 @@ type candScan struct {
 	eff  []float64  // effective cells per candidate (nil: all cells)
 	mask [][]uint64 // per candidate, its effective cells as a bit set (nil: all)
 
-	// set per round
-	tree     *model.Tree
-	measured [][]int
-	limit    float64
-	sigma    float64
+	sigma float64 // set per round
 
-	trees   *treeSizes
-	scratch [][][]int // per worker: the measured sets and a candidate
-
-	offSize, offScore []int // each candidate's start in a pass's work
-	pass              int
+	off []int // each candidate's start in the work
 }
 
-const (
-	scanSize = iota
-	scanScore
-)
-
-func newCandScan(sizes []int, cands [][]int, tabs [][]int64, bufs, active [][]float64, scores, weights []float64, nHat float64, workers int) *candScan {
-	j := &candScan{sizes: sizes, cands: cands, tabs: tabs, bufs: bufs, active: active, scores: scores, weights: weights, nHat: nHat,
-		trees: newTreeSizes(sizes, len(cands)), scratch: make([][][]int, workers), offSize: make([]int, len(cands)+1), offScore: make([]int, len(cands)+1)}
+func newCandScan(cands [][]int, tabs [][]int64, bufs, active [][]float64, scores, weights []float64, nHat float64) *candScan {
+	j := &candScan{cands: cands, tabs: tabs, bufs: bufs, active: active, scores: scores, weights: weights, nHat: nHat, off: make([]int, len(cands)+1)}
 	for i := range cands {
-		// A tree plan costs about the same for every candidate; a score
-		// costs its cells.
-		j.offSize[i+1] = j.offSize[i] + 64
-		j.offScore[i+1] = j.offScore[i] + len(tabs[i])
+		j.off[i+1] = j.off[i] + len(tabs[i])
 	}
 	return j
 }
 
-func (j *candScan) run(team *par.Team, pass int) {
-	j.pass = pass
-	off := j.offSize
-	if pass == scanScore {
-		off = j.offScore
-	}
-	team.For(off[len(j.cands)], 1, j)
-}
+func (j *candScan) run(team *par.Team) { team.For(j.off[len(j.cands)], 1, j) }
 
 func (j *candScan) Run(w, lo, hi int) {
-	off := j.offSize
-	if j.pass == scanScore {
-		off = j.offScore
-	}
-	for i, c := range j.cands {
-		if o := off[i]; o < lo || o >= hi {
-			continue
-		}
-		if j.pass == scanSize {
-			j.active[i] = j.bufs[i]
-			if j.tree.Covering(c) >= 0 {
-				continue
-			}
-			var b uint64
-			b, j.scratch[w] = j.trees.bytesWith(i, c, j.measured, j.scratch[w])
-			if float64(b) > j.limit {
-				j.active[i] = nil
-			}
-			continue
-		}
+	// The candidates whose work starts in [lo, hi).
+	i, _ := slices.BinarySearch(j.off[:len(j.cands)], lo)
+	for ; i < len(j.cands) && j.off[i] < hi; i++ {
 		if j.active[i] == nil {
 			continue
 		}
@@ -963,21 +892,36 @@ func supportMask(sizes, set []int, support [][]bool, cells int) []uint64 {
 // selectIndex runs the exponential mechanism over the candidates in idx
 // (those still in the running: a public property of the model's size) and
 // returns the chosen candidate.
-func selectIndex(p *Problem, scores []float64, idx []int, tmp []float64, eps, sens float64) int {
+// selectFeasible returns the index in idx that the exponential mechanism
+// (ε0 = eps, sensitivity sens) selects from scores[idx] among the indices
+// fits accepts, or -1 if it accepts none; fits is called only on the indices
+// whose noisy scores beat the winner's (privacy.ExponentialMechanismWhere).
+// fits must depend on public quantities only. Without privacy it returns
+// the first best score that fits.
+func selectFeasible(p *Problem, scores []float64, idx []int, tmp []float64, eps, sens float64, fits func(int) bool) int {
 	tmp = tmp[:0]
 	for _, i := range idx {
 		tmp = append(tmp, scores[i])
 	}
+	ok := func(k int) bool { return fits(idx[k]) }
 	if p.noPrivacy {
-		best := 0
-		for k, v := range tmp {
-			if v > tmp[best] {
-				best = k
+		order := make([]int, len(tmp))
+		for k := range order {
+			order[k] = k
+		}
+		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(tmp[b], tmp[a]) })
+		for _, k := range order {
+			if ok(k) {
+				return idx[k]
 			}
 		}
-		return idx[best]
+		return -1
 	}
-	return idx[privacy.ExponentialMechanism(p.Rand, tmp, eps, sens)]
+	k := privacy.ExponentialMechanismWhere(p.Rand, tmp, eps, sens, ok, make([]float64, len(tmp)))
+	if k < 0 {
+		return -1
+	}
+	return idx[k]
 }
 
 func toMeas(set []int, noisy []float64, sigma, nHat float64) fmeas {

@@ -46,13 +46,17 @@ func TestFactoredConformance(t *testing.T) {
 		cap      uint64
 		adaptive bool
 		maxErr   float64
+		rounds   int // Project.Rounds (0: tuned)
+		batch    int // selections per fit
 	}{
-		{"one tree", small(t), 0, false, 0.01},
-		{"adaptive", loadFixture(t, "adult-reduced", nil, 3), 64 << 10, true, 0.06},
+		{"one tree", small(t), 0, false, 0.01, 0, 0},
+		{"adaptive", loadFixture(t, "adult-reduced", nil, 3), 64 << 10, true, 0.06, 0, 1},
+		// 200 nominal rounds: selections in batches of 4 between fits.
+		{"adaptive batched", loadFixture(t, "adult-reduced", nil, 3), 64 << 10, true, 0.06, 200, 4},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := &Project{}
+			s := &Project{Rounds: c.rounds}
 			for _, nb := range []Neighbours{ReplaceOne, AddRemove} {
 				p0, err := s.Plan(&Shape{Budget: privacy.Budget{Eps: 1, Delta: 1e-9}, Workload: c.fx.wl, Model: Factored, MaxModelBytes: c.cap, Neighbours: nb})
 				if err != nil {
@@ -89,6 +93,14 @@ func TestFactoredConformance(t *testing.T) {
 			if c.adaptive {
 				if spent, left := res.Plan.Params["rho_rounds_spent"], plan.Charges[len(plan.Charges)-1].Rho; !(spent <= left) || spent < 0.99*left {
 					t.Errorf("rounds spent ρ %v of their charge %v: want all of it and never more", spent, left)
+				}
+				pp := res.Plan.Params
+				if got := int(pp["batch"]); got != c.batch {
+					t.Errorf("batch = %d, want %d", got, c.batch)
+				}
+				// Every fit but the last takes a whole batch.
+				if fits, rounds := pp["fits"], pp["rounds"]; rounds == 0 || fits != math.Ceil(rounds/float64(c.batch)) {
+					t.Errorf("%v fits for %v rounds in batches of %d", fits, rounds, c.batch)
 				}
 			}
 			// The workload's answers from the model's marginals.

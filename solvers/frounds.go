@@ -1,0 +1,173 @@
+package solvers
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+
+	"github.com/dpsynth/synth/model"
+	"github.com/dpsynth/synth/universe"
+)
+
+// The steps of one adaptive round of the factored project solver: select
+// a candidate (selectRound), measure it (measureRound), and after the fit,
+// how far the measurement moved the model (selected.moved).
+
+// selectArgs is what a round's selection reads: the candidates' scores
+// (scores, then the coarse pairs' in scoresAll), which are in the running,
+// and the cap test feasible (public: the measured sets and the budget
+// spent).
+type selectArgs struct {
+	scoresAll        []float64 // the candidates' scores, then the coarse pairs'
+	active           [][]float64
+	covered          []bool
+	coarseDone       []bool
+	coarse           []coarsePair
+	tabs             [][]int64
+	bufs             [][]float64
+	nHat, sigma, eps float64
+	tmp              []float64
+	gscratch         *[]float64
+	feasible         func(i int) bool
+}
+
+// selectRound selects the round's candidate: by the exponential mechanism
+// among the candidates in the running that no measured set covers, and
+// the coarse pairs, restricted to those feasible accepts; if it accepts
+// none of them, among every candidate in the running (measured sets
+// compete again). It returns the candidate and, for a coarse pair, the
+// pair.
+//
+// Privacy: one exponential mechanism (ε0 = a.eps, sensitivity
+// fp.scoreSens) over a set of candidates fixed by public quantities (the
+// measured sets, the cap): the caller charges it.
+func (s *Project) selectRound(p *Problem, fp *factoredPlan, a selectArgs) (int, *coarsePair, error) {
+	L := len(fp.cands)
+	idx := make([]int, 0, L)
+	for i := range fp.cands {
+		if a.active[i] != nil && (s.keepSubsets || !a.covered[i]) {
+			idx = append(idx, i)
+		}
+	}
+	// The coarse pairs compete in the same draw: a record moves a grouped
+	// table's L1 distance by at most what it moves the full table's, so
+	// scoreSens bounds their scores too.
+	for q := range a.coarse {
+		k := &a.coarse[q]
+		if a.active[k.base] == nil || (!s.keepSubsets && (a.covered[k.base] || a.coarseDone[k.base])) {
+			continue
+		}
+		var l1 float64
+		l1, *a.gscratch = k.l1(a.tabs[k.base], a.bufs[k.base], a.nHat, *a.gscratch)
+		a.scoresAll[L+q] = fp.weights[k.base] * (l1 - math.Sqrt(2/math.Pi)*a.sigma*float64(k.groups()))
+		idx = append(idx, L+q)
+	}
+	sel := -1
+	if len(idx) > 0 {
+		sel = selectFeasible(p, a.scoresAll, idx, a.tmp, a.eps, fp.scoreSens, a.feasible)
+	}
+	if sel < 0 {
+		// Nothing new fits the cap: the measured sets compete again.
+		idx = idx[:0]
+		for i := range fp.cands {
+			if a.active[i] != nil {
+				idx = append(idx, i)
+			}
+		}
+		if len(idx) > 0 {
+			sel = selectFeasible(p, a.scoresAll, idx, a.tmp, a.eps, fp.scoreSens, a.feasible)
+		}
+	}
+	if sel < 0 {
+		return 0, nil, fmt.Errorf("solvers: project: no candidate set fits the model cap of %s; raise --max-model-size: %w", universe.FormatBytes(new(big.Int).SetUint64(fp.cap)), ErrModelTooLarge)
+	}
+	if sel >= L {
+		cp := &a.coarse[sel-L]
+		return cp.base, cp, nil
+	}
+	return sel, nil, nil
+}
+
+// measureRound measures candidate sel's table tab (or, for a coarse pair
+// cp, its grouped table) with discrete Gaussian noise σ = sigma counts.
+// Cells outside the candidate's effective support are left out of the fit.
+//
+// Privacy: a Gaussian mechanism on one marginal table (ℓ2 sensitivity
+// fp.sens2's root; grouping does not raise it): the caller charges it.
+func (s *Project) measureRound(p *Problem, scan *candScan, sel int, cp *coarsePair, tab []int64, sigma, nHat float64) (fmeas, error) {
+	c := scan.cands[sel]
+	y := make([]float64, len(tab))
+	if cp != nil {
+		gm := cp.cellGroups()
+		gt := make([]int64, cp.groups())
+		for k, v := range tab {
+			gt[gm[k]] += v
+		}
+		gy := make([]float64, len(gt))
+		if err := noisyTable(p, gt, sigma, gy); err != nil {
+			return fmeas{}, err
+		}
+		// The grouped measurement: the fit matches the model's group sums
+		// to it.
+		m := toMeas(c, y, sigma, nHat)
+		m.gm, m.gy, m.gr = gm, gy, make([]float64, len(gy))
+		for g, v := range gy {
+			m.gy[g] = v / nHat
+		}
+		return m, nil
+	}
+	if err := noisyTable(p, tab, sigma, y); err != nil {
+		return fmeas{}, err
+	}
+	m := toMeas(c, y, sigma, nHat)
+	if mk := scan.maskOf(sel); mk != nil {
+		m.cw = make([]float64, len(y))
+		for k := range m.cw {
+			if mk[k>>6]&(1<<(k&63)) != 0 {
+				m.cw[k] = 1
+			}
+		}
+	}
+	return m, nil
+}
+
+// selected is one selection of a batch: the candidate, its coarse pair if
+// any, its measurement, the model's marginal on it before the fit, and the
+// round's σ and ε0.
+type selected struct {
+	index      int
+	coarse     *coarsePair
+	meas       fmeas
+	before     []float64
+	sigma, eps float64
+}
+
+// moved returns how far the fit moved the model's table of the selection
+// (L1, counts; on the groups for a coarse pair) and the noise allowance
+// it is tested against, √(2/π)·σ per effective cell.
+func (b *selected) moved(cur *model.Model, set []int, scan *candScan, nHat float64) (moved, allow float64, err error) {
+	after := make([]float64, len(b.before))
+	if err := cur.Marginal(set, after); err != nil {
+		return 0, 0, err
+	}
+	effCells := float64(len(after))
+	if cp := b.coarse; cp != nil {
+		gm := b.meas.gm
+		d := make([]float64, len(b.meas.gy))
+		for k := range after {
+			d[gm[k]] += after[k] - b.before[k]
+		}
+		for _, v := range d {
+			moved += math.Abs(v) * nHat
+		}
+		effCells = float64(len(d))
+	} else {
+		for k := range after {
+			moved += math.Abs(after[k]-b.before[k]) * nHat
+		}
+		if scan.eff != nil {
+			effCells = scan.eff[b.index]
+		}
+	}
+	return moved, math.Sqrt(2/math.Pi) * b.sigma * effCells, nil
+}
