@@ -59,6 +59,11 @@ type Result struct {
 	// against every row of the table; these are against the rows the
 	// bound kept: the noise without the bound's bias. NaN otherwise.
 	KeptMaxError, KeptMarginalL1 float64
+	// The release's stages (report.json): reading the data, the solve,
+	// and sampling and writing the rows (with scoring them), in seconds;
+	// EstimateSeconds is the dry run's estimate of the solve. NaN when
+	// unknown.
+	ReadSeconds, SolveSeconds, WriteSeconds, EstimateSeconds float64
 }
 
 // OK reports whether the run succeeded.
@@ -87,6 +92,7 @@ func newResult(pt *Point, sh *Shape) *Result {
 		EpsilonSpent: nan, Iterations: -1, TraceIterations: -1,
 		Seconds: nan, ReleaseSeconds: nan, CPUSeconds: nan, PeakRSSMiB: nan,
 		MeanMarginalL1: nan, KeptMaxError: nan, KeptMarginalL1: nan,
+		ReadSeconds: nan, SolveSeconds: nan, WriteSeconds: nan, EstimateSeconds: nan,
 	}
 }
 
@@ -198,6 +204,10 @@ var columns = []column{
 	strCol("model", func(r *Result) *string { return &r.Model }),
 	floatCol("kept_max_error", func(r *Result) *float64 { return &r.KeptMaxError }),
 	floatCol("kept_mean_marginal_l1", func(r *Result) *float64 { return &r.KeptMarginalL1 }),
+	floatCol("read_seconds", func(r *Result) *float64 { return &r.ReadSeconds }),
+	floatCol("solve_seconds", func(r *Result) *float64 { return &r.SolveSeconds }),
+	floatCol("write_seconds", func(r *Result) *float64 { return &r.WriteSeconds }),
+	floatCol("estimate_seconds", func(r *Result) *float64 { return &r.EstimateSeconds }),
 }
 
 // legacyColumns is the number of columns of the first results schema

@@ -344,6 +344,19 @@ func readOutputs(res *Result, stdout []byte, dir string) error {
 		res.TraceIterations = int64(rep.Trace.Iterations)
 	}
 	res.MeanMarginalL1 = rep.meanMarginalL1()
+	for _, st := range rep.Stages {
+		switch st.Name {
+		case "read":
+			res.ReadSeconds = st.Seconds
+		case "solve":
+			res.SolveSeconds = st.Seconds
+		case "write rows":
+			res.WriteSeconds = st.Seconds
+		}
+	}
+	if e := rep.TimeEstimate; e != nil {
+		res.EstimateSeconds = e.SolveSeconds
+	}
 	res.Model = o.Model
 	if o.KeptErrors != nil {
 		res.KeptMaxError, res.KeptMarginalL1 = o.KeptErrors.Max, o.KeptMarginalL1
@@ -367,6 +380,8 @@ type reportFields struct {
 	Marginals []struct {
 		L1 *float64 `json:"l1"`
 	} `json:"marginals"`
+	Stages       []eval.Stage       `json:"stages"`
+	TimeEstimate *eval.TimeEstimate `json:"time_estimate"`
 }
 
 // readReport decodes the fields the harness needs from the report.json at

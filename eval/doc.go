@@ -78,6 +78,11 @@
 //	                  200 of {iteration, objective, elapsed_seconds},
 //	                  evenly spread, first and last included}
 //	run_time_seconds  wall time of the whole run
+//	stages?           the stages done before the report, in order:
+//	                  {name, seconds}
+//	time_estimate?    the dry run's estimate of the solve stage:
+//	                  {solve_seconds, solve_seconds_low,
+//	                  solve_seconds_high, method}
 //
 // p95 is the nearest-rank 95th percentile (the ⌈0.95·m⌉-th smallest
 // error); rmse is √(mean of squared errors).

@@ -132,7 +132,7 @@ var internalTmpl = template.Must(template.New("report").Funcs(funcs).Parse(`<!DO
 <div class="banner">{{.Stamp}}. Do not publish this report.</div>
 <main>
 <h1>{{.R.Title}}</h1>
-<p class="sub">{{if .R.Solver}}Solver {{.R.Solver}} · {{end}}{{count .R.Workload.Queries}} queries{{if .R.Workload.Marginals}} in {{count .R.Workload.Marginals}} marginals{{end}}{{if .R.RunTimeSeconds}} · run time {{seconds .R.RunTimeSeconds}}{{end}}</p>
+<p class="sub">{{if .R.Solver}}Solver {{.R.Solver}} · {{end}}{{count .R.Workload.Queries}} queries{{if .R.Workload.Marginals}} in {{count .R.Workload.Marginals}} marginals{{end}}{{if .R.RunTimeSeconds}} · run time {{seconds .R.RunTimeSeconds}}{{end}}{{with .SolveStage}} · solve {{seconds .}}{{end}}{{with .R.TimeEstimate}} (estimated {{seconds .SolveSeconds}}, {{seconds .Low}} to {{seconds .High}}){{end}}</p>
 {{if .R.Budget}}<p class="sub"><strong>Privacy of the release:</strong> ε = {{.R.Budget.Epsilon}}, δ = {{.R.Budget.Delta}}{{if .R.Budget.Rho}}, ρ = {{num .R.Budget.Rho}} (zCDP){{end}}{{if .R.Budget.Neighbours}} · neighbouring datasets: {{.R.Budget.Neighbours}}{{end}}{{if .R.Budget.Accounting}} · accounting: {{.R.Budget.Accounting}}{{end}}</p>{{end}}
 {{if .R.Note}}<p class="sub"><strong>Note:</strong> {{.R.Note}}</p>{{end}}
 
@@ -256,7 +256,13 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		Marginals                   []MarginalError
 		Queries                     []QueryError
 		OneWay                      []string
+		SolveStage                  float64 // the solve stage's seconds (0: not known)
 	}{R: r, Stamp: capitalize(r.Privacy), Marginals: worstM, Queries: worstQ}
+	for _, st := range r.Stages {
+		if st.Name == "solve" {
+			data.SolveStage = st.Seconds
+		}
+	}
 	var err error
 	if data.Hist, err = errorHistogram(errs); err != nil {
 		return fmt.Errorf("eval: error histogram: %w", err)

@@ -70,6 +70,26 @@ type Input struct {
 	Trace []TracePoint
 	// RunTime is the whole run's wall time.
 	RunTime time.Duration
+	// Stages, optional, are the run's stages done before the report, with
+	// their wall times; Estimate, optional, is the dry run's estimate of
+	// the solve, to show beside the solve's actual time.
+	Stages   []Stage
+	Estimate *TimeEstimate
+}
+
+// Stage is one stage of a run and its wall time.
+type Stage struct {
+	Name    string  `json:"name"`
+	Seconds float64 `json:"seconds"`
+}
+
+// TimeEstimate is a planned estimate of the solve's wall time: the central
+// value and the range the cost model claims, and how it was computed.
+type TimeEstimate struct {
+	SolveSeconds float64 `json:"solve_seconds"`
+	Low          float64 `json:"solve_seconds_low"`
+	High         float64 `json:"solve_seconds_high"`
+	Method       string  `json:"method,omitempty"`
 }
 
 // Report is the internal error report: the content of report.json. See
@@ -106,6 +126,10 @@ type Report struct {
 	QueriesOmitted int          `json:"queries_omitted,omitempty"`
 	Trace          TraceSummary `json:"trace"`
 	RunTimeSeconds float64      `json:"run_time_seconds"`
+	// Stages are the run's stages before the report and their wall times;
+	// TimeEstimate is the dry run's estimate of the solve stage.
+	Stages       []Stage       `json:"stages,omitempty"`
+	TimeEstimate *TimeEstimate `json:"time_estimate,omitempty"`
 
 	errs []float64 // every query's absolute error (for the histogram)
 }
@@ -248,6 +272,8 @@ func Evaluate(in *Input) (*Report, error) {
 		Workload:       workloadInfo(w),
 		Rows:           RowsInfo{Data: in.DataRows, Synthetic: in.SyntheticRows, Holdout: in.HoldoutRows},
 		RunTimeSeconds: in.RunTime.Seconds(),
+		Stages:         slices.Clone(in.Stages),
+		TimeEstimate:   in.Estimate,
 		Trace:          summarizeTrace(in.Trace),
 	}
 	if r.Title == "" {

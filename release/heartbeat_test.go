@@ -3,7 +3,9 @@ package release
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dpsynth/synth/datasets"
+	"github.com/dpsynth/synth/eval"
 )
 
 // lockedBuffer is a log sink safe for the heartbeat's goroutine.
@@ -78,5 +81,30 @@ func TestHeartbeat(t *testing.T) {
 			t.Errorf("no log line for %v (interval %v)", gap, every)
 		}
 		prev = at
+	}
+	// The report states the stages' times (the slowed ones at least their
+	// sleep) and the dry run's estimate of the solve beside them.
+	b, err := os.ReadFile(filepath.Join(dir, "o", ReportJSONFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep eval.Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, st := range rep.Stages {
+		got[st.Name] = st.Seconds
+	}
+	for _, name := range []string{"read", "solve"} {
+		if got[name] < (12 * every).Seconds() {
+			t.Errorf("report stage %q took %v s, want at least the %v slept (stages %v)", name, got[name], 12*every, rep.Stages)
+		}
+	}
+	if _, ok := got["write rows"]; !ok {
+		t.Errorf("report stages %v lack \"write rows\"", rep.Stages)
+	}
+	if e := rep.TimeEstimate; e == nil || !(e.SolveSeconds > 0) || !(e.Low <= e.SolveSeconds && e.SolveSeconds <= e.High) {
+		t.Errorf("report time_estimate = %+v, want a solve estimate inside its range", e)
 	}
 }

@@ -60,6 +60,7 @@ func Run(ctx context.Context, cfg *Config, hooks *Hooks) (*Outcome, error) {
 		if err != nil {
 			return nil, err
 		}
+		r.stages = append(r.stages, eval.Stage{Name: st.name, Seconds: time.Since(t0).Seconds()})
 		if d := time.Since(t0); r.hooks.ProgressLog && d >= progressLogEvery {
 			// Batch logs hear of every long phase, not only the solver's.
 			r.log.Info("stage done", "stage", st.name, "seconds", d.Seconds(), "elapsed", time.Since(r.start).Round(time.Second).String())
@@ -83,6 +84,7 @@ type runner struct {
 	wl         *query.Workload
 	wlDesc     string
 	solverName string
+	stages     []eval.Stage // the stages done, with their wall times
 	setting    solvers.Setting
 	solver     solvers.Solver
 	ledger     *privacy.Ledger
@@ -775,7 +777,7 @@ func (r *runner) report() error {
 	in := &eval.Input{
 		Workload: r.wl, True: truth, Synthetic: r.synthAns, Distribution: r.distAns,
 		DataRows: dataRows, SyntheticRows: r.rows, Title: title, Solver: solverLabel,
-		RunTime: time.Since(r.start),
+		RunTime: time.Since(r.start), Stages: r.stages, Estimate: r.timeEstimate(),
 		Privacy: privacyFacts(cfg, r.ledger), SolverParams: r.withCliques(solverParams(r.setting.String(), r.res.Plan.Params)),
 		OneWay: OneWayDists(truthOne, r.synthOne),
 	}
@@ -949,4 +951,18 @@ func factoredAnswers(m *model.Model, wl *query.Workload) []float64 {
 		out[j] *= wl.Weight(j)
 	}
 	return out
+}
+
+// timeEstimate is the dry run's estimate of the solve (EstimateTime on the
+// release's public plan), for the report to show beside the solve's actual
+// time; nil when the cost model does not estimate this solver.
+func (r *runner) timeEstimate() *eval.TimeEstimate {
+	if r.est == nil || r.plan0 == nil {
+		return nil
+	}
+	t := EstimateTime(r.solverName, r.est, r.plan0, r.dom)
+	if t.Seconds <= 0 {
+		return nil
+	}
+	return &eval.TimeEstimate{SolveSeconds: t.Seconds, Low: t.Low, High: t.High, Method: t.Method}
 }
