@@ -596,7 +596,7 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 		// The model's marginals on every candidate, in one batch; sets too
 		// large to eliminate are not candidates this round. Whether a
 		// candidate keeps the model under the cap is tested only for the
-		// ones a selection reaches (fits below).
+		// ones a selection reaches (feasible, below).
 		for i := range active {
 			active[i] = bufs[i]
 		}
