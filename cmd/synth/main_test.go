@@ -166,6 +166,13 @@ func maskTimes(t *testing.T, b []byte) []byte {
 		t.Fatal(err)
 	}
 	r["run_time_seconds"] = 0
+	if ss, ok := r["stages"].([]any); ok {
+		for _, s := range ss {
+			if m, ok := s.(map[string]any); ok {
+				m["seconds"] = 0
+			}
+		}
+	}
 	if tr, ok := r["trace"].(map[string]any); ok {
 		tr["elapsed_seconds"] = 0
 		if ss, ok := tr["samples"].([]any); ok {
