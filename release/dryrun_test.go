@@ -3,6 +3,7 @@ package release
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"math"
 	"os"
@@ -246,4 +247,41 @@ func FuzzPlanNoise(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestEstimateOutOfRange: on 96 columns of 12 values with all 2-way
+// marginals the rough time model's universe term gives about 10^20 hours
+// (the release takes minutes): the dry run says the solve is not estimated
+// rather than print it, and the report then has no estimate.
+func TestEstimateOutOfRange(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range 96 {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%q: 12", fmt.Sprintf("c%02d", i))
+	}
+	b.WriteString("}")
+	dom := filepath.Join(t.TempDir(), "wide-domain.json")
+	if err := os.WriteFile(dom, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := dryCfg(t)
+	cfg.Domain = dom
+	p, err := DryRun(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Time.Seconds != 0 || !strings.Contains(p.Time.Method, "not estimated") {
+		t.Errorf("DryRun on 96 columns: time %+v, want the solve not estimated", p.Time)
+	}
+	// A shipped shape keeps its estimate.
+	p, err = DryRun(context.Background(), dryCfg(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(p.Time.Seconds > 0 && p.Time.Seconds < maxEstimate) {
+		t.Errorf("DryRun on the raw adult domain: solve estimate %v s, want one", p.Time.Seconds)
+	}
 }
