@@ -77,26 +77,7 @@ func (m *Model) planPairs(a int, targets []pairTarget) pairPlan {
 		want[tg.b] = tg.set
 		marked[t.first[tg.b]] = true
 	}
-	// The smallest subtree holding the marked cliques: the edge from c to
-	// its parent is in it when c's subtree holds some but not all of them.
-	total := 0
-	cnt := make([]int, k)
-	for c := k - 1; c >= 0; c-- {
-		if marked[c] {
-			cnt[c]++
-			total++
-		}
-		if p := t.parent[c]; p >= 0 {
-			cnt[p] += cnt[c]
-		}
-	}
-	adj := make([][]int, k)
-	for c := range k {
-		if p := t.parent[c]; p >= 0 && cnt[c] > 0 && cnt[c] < total {
-			adj[c] = append(adj[c], p)
-			adj[p] = append(adj[p], c)
-		}
-	}
+	adj := t.steinerAdj(marked)
 	pp := pairPlan{a: a}
 	sizes := t.sizes
 	top := 0
@@ -158,6 +139,32 @@ func (m *Model) planPairs(a int, targets []pairTarget) pairPlan {
 	}
 	pp.arenaN = top + elimBlock
 	return pp
+}
+
+// steinerAdj returns the adjacency lists of the smallest subtree of the
+// clique tree holding the marked cliques: the edge from c to its parent is
+// in it when c's subtree holds some but not all of them.
+func (t *Tree) steinerAdj(marked []bool) [][]int {
+	k := len(t.cliques)
+	total := 0
+	cnt := make([]int, k)
+	for c := k - 1; c >= 0; c-- {
+		if marked[c] {
+			cnt[c]++
+			total++
+		}
+		if p := t.parent[c]; p >= 0 {
+			cnt[p] += cnt[c]
+		}
+	}
+	adj := make([][]int, k)
+	for c := range k {
+		if p := t.parent[c]; p >= 0 && cnt[c] > 0 && cnt[c] < total {
+			adj[c] = append(adj[c], p)
+			adj[p] = append(adj[p], c)
+		}
+	}
+	return adj
 }
 
 // runPairs runs plan pp into the outputs outs (indexed by set), with the
