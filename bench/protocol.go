@@ -488,24 +488,30 @@ func (p *Protocol) wideShape() (*Shape, error) {
 
 // prepareWide writes the generated wide table and its domain into dir.
 func (p *Protocol) prepareWide(dir string) (data, domain string, err error) {
-	sub := filepath.Join(dir, p.Name)
-	if err := os.MkdirAll(sub, 0o755); err != nil {
+	return WriteWideFiles(filepath.Join(dir, p.Name), p.Wide, p.WideRows)
+}
+
+// WriteWideFiles writes the wide table of cols columns and rows rows (seed
+// WideSeed) and its domain into dir as wide.csv and wide-domain.json, and
+// returns their paths.
+func WriteWideFiles(dir string, cols, rows int) (data, domain string, err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", "", err
 	}
-	data = filepath.Join(sub, "wide.csv")
+	data = filepath.Join(dir, "wide.csv")
 	f, err := os.Create(data)
 	if err != nil {
 		return "", "", err
 	}
-	if err := WriteWide(f, p.Wide, p.WideRows, WideSeed); err != nil {
+	if err := WriteWide(f, cols, rows, WideSeed); err != nil {
 		f.Close()
 		return "", "", err
 	}
 	if err := f.Close(); err != nil {
 		return "", "", err
 	}
-	domain = filepath.Join(sub, "wide-domain.json")
-	if err := os.WriteFile(domain, WideDomain(p.Wide, WideSeed), 0o644); err != nil {
+	domain = filepath.Join(dir, "wide-domain.json")
+	if err := os.WriteFile(domain, WideDomain(cols, WideSeed), 0o644); err != nil {
 		return "", "", err
 	}
 	return data, domain, nil

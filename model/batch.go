@@ -54,9 +54,8 @@ type batch struct {
 	lastUse  uint64
 	// The pairs no clique covers, by the attribute carried (pairs.go).
 	pairs     []pairPlan
-	pairSets  [][]int // per plan, its targets' set indices
-	pairOff   []int   // running cost of the live plans
-	pairLive  []bool  // the plan has a target to answer in this call
+	pairOff   []int  // running cost of the live plans
+	pairLive  []bool // the plan has a target to answer in this call
 	pairArena [][]float64
 }
 
@@ -270,11 +269,7 @@ func (m *Model) compile(sets [][]int) *batch {
 		b.sets[i] = slices.Clone(s)
 		b.cells[i] = int(cellsOf(t.sizes, s))
 		if len(s) == 2 && t.Covering(s) < 0 {
-			a := t.carrier(s)
-			other := s[0]
-			if other == a {
-				other = s[1]
-			}
+			a, other := t.carrier(s)
 			carried[a] = append(carried[a], pairTarget{b: other, set: i})
 			b.plans[i] = setPlan{covering: -1, pair: true}
 			continue
@@ -390,11 +385,6 @@ func (m *Model) compilePairs(b *batch, carried map[int][]pairTarget) {
 	for _, a := range attrs {
 		pp := m.planPairs(a, carried[a])
 		b.pairs = append(b.pairs, pp)
-		sets := make([]int, len(carried[a]))
-		for k, tg := range carried[a] {
-			sets[k] = tg.set
-		}
-		b.pairSets = append(b.pairSets, sets)
 		maxArena = max(maxArena, pp.arenaN)
 	}
 	b.pairOff = make([]int, len(b.pairs))
@@ -411,7 +401,7 @@ func (m *Model) runPairBatch(b *batch, outs [][]float64) {
 	tot := 0
 	for i := range b.pairs {
 		b.pairLive[i] = false
-		for _, s := range b.pairSets[i] {
+		for _, s := range b.pairs[i].sets {
 			if outs[s] != nil {
 				b.pairLive[i] = true
 				break

@@ -44,6 +44,7 @@ type pairStep struct {
 // pairPlan carries attribute a to the cliques of its targets.
 type pairPlan struct {
 	a      int
+	sets   []int // the targets' set indices
 	steps  []pairStep
 	arenaN int // messages and separator scratch, then a product block
 	cost   int // cells touched
@@ -52,13 +53,13 @@ type pairPlan struct {
 // pairTarget is a pair {a, b} to answer: b and the set's index.
 type pairTarget struct{ b, set int }
 
-// carrier returns the attribute of a cross-clique pair to carry: the one
-// with fewer values (the lower on ties).
-func (t *Tree) carrier(set []int) int {
+// carrier splits a cross-clique pair into the attribute to carry, the one
+// with fewer values (the lower on ties), and its partner.
+func (t *Tree) carrier(set []int) (a, b int) {
 	if t.sizes[set[1]] < t.sizes[set[0]] {
-		return set[1]
+		return set[1], set[0]
 	}
-	return set[0]
+	return set[0], set[1]
 }
 
 // planPairs compiles the carry of attribute a to targets, none of which
@@ -79,6 +80,9 @@ func (m *Model) planPairs(a int, targets []pairTarget) pairPlan {
 	}
 	adj := t.steinerAdj(marked)
 	pp := pairPlan{a: a}
+	for _, tg := range targets {
+		pp.sets = append(pp.sets, tg.set)
+	}
 	sizes := t.sizes
 	top := 0
 	alloc := func(n int) int { off := top; top += n; return off }
@@ -255,11 +259,7 @@ func (j *pairJob) Run(w, lo, hi int) {
 // pairMarginal computes the marginal of D on a pair that no clique covers,
 // allocating its plan and tables: the same bits as Marginals.
 func (m *Model) pairMarginal(set []int, out []float64) {
-	a := m.t.carrier(set)
-	b := set[0]
-	if b == a {
-		b = set[1]
-	}
+	a, b := m.t.carrier(set)
 	pp := m.planPairs(a, []pairTarget{{b: b, set: 0}})
 	m.runPairs(&pp, [][]float64{out}, make([]float64, pp.arenaN), make([]int, len(m.t.sizes)+1))
 }

@@ -586,6 +586,23 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 	}
 	gscratch := make([]float64, 0, 64)
 	var treeScratch [][]int
+	// spend charges the next selection and its measurement against the
+	// rounds' ρ; the last one spends what is left, split as every round.
+	spend := func() (last bool, err error) {
+		cost := privacy.GaussianCost(sens, sigma).Rho + privacy.ExponentialMechanismCost(eps).Rho
+		if rho-used < 2*cost {
+			left := rho - used
+			sigma = privacy.CalibrateGaussian((1-share)*left, 1, sens)
+			eps = privacy.CalibrateExponential(share*left, 1)
+			cost = privacy.GaussianCost(sens, sigma).Rho + privacy.ExponentialMechanismCost(eps).Rho
+			last = true
+		}
+		if used+cost > rho {
+			return false, fmt.Errorf("solvers: internal error: adaptive rounds would spend ρ %.6g of %.6g", used+cost, rho)
+		}
+		used += cost
+		return last, nil
+	}
 	round, fits := 0, 0
 	for final := false; !final; fits++ {
 		if err := ctx.Err(); err != nil {
@@ -607,25 +624,22 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 				active[i] = nil
 			}
 		}
+		// The batch's selections, one after the other from this model,
+		// scored with the noise of the batch's first measurement.
+		var err error
+		if final, err = spend(); err != nil {
+			return nil, err
+		}
 		scan.sigma = sigma
 		scan.run(team)
-		// The batch's selections, one after the other from this model.
 		t := fit.tree
 		var batch []selected
-		for range fp.batch {
-			cost := privacy.GaussianCost(sens, sigma).Rho + privacy.ExponentialMechanismCost(eps).Rho
-			if rho-used < 2*cost {
-				// The last round spends what is left, split as every round.
-				left := rho - used
-				sigma = privacy.CalibrateGaussian((1-share)*left, 1, sens)
-				eps = privacy.CalibrateExponential(share*left, 1)
-				cost = privacy.GaussianCost(sens, sigma).Rho + privacy.ExponentialMechanismCost(eps).Rho
-				final = true
+		for k := 0; ; k++ {
+			if k > 0 {
+				if final, err = spend(); err != nil {
+					return nil, err
+				}
 			}
-			if used+cost > rho {
-				return nil, fmt.Errorf("solvers: internal error: adaptive rounds would spend ρ %.6g of %.6g", used+cost, rho)
-			}
-			used += cost
 			// Candidates whose model stays under the cap, which grows with
 			// the budget spent (AIM's rule: early rounds keep the model
 			// small).
@@ -665,7 +679,7 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 					return nil, fmt.Errorf("solvers: internal error: no tree for %v: %w", measured, err)
 				}
 			}
-			if final {
+			if final || k == fp.batch-1 {
 				break
 			}
 		}

@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/dpsynth/synth/bench"
 )
@@ -18,29 +17,12 @@ func main() {
 	rows := flag.Int("rows", 200_000, "rows")
 	out := flag.String("out", "", "output folder (wide.csv, wide-domain.json)")
 	flag.Parse()
-	if err := write(*out, *cols, *rows); err != nil {
+	if *out == "" {
+		fmt.Fprintln(os.Stderr, "widegen: give -out")
+		os.Exit(2)
+	}
+	if _, _, err := bench.WriteWideFiles(*out, *cols, *rows); err != nil {
 		fmt.Fprintln(os.Stderr, "widegen:", err)
 		os.Exit(1)
 	}
-}
-
-func write(dir string, cols, rows int) error {
-	if dir == "" {
-		return fmt.Errorf("give -out")
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.Create(filepath.Join(dir, "wide.csv"))
-	if err != nil {
-		return err
-	}
-	if err := bench.WriteWide(f, cols, rows, bench.WideSeed); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "wide-domain.json"), bench.WideDomain(cols, bench.WideSeed), 0o644)
 }
