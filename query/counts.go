@@ -23,9 +23,7 @@ func (w *Workload) AnswerCounts(c *universe.Counts, out []float64) []float64 {
 	}
 	checkSameDomain(w.dom, c.Domain())
 	t := w.NewTally()
-	for i := range c.Distinct() {
-		t.Add(c.Codes(i), float64(c.Count(i)))
-	}
+	t.AddCounts(c.Entries())
 	return t.Answers(out)
 }
 
@@ -38,6 +36,11 @@ type Tally struct {
 	strides [][]int // per block: the marginal strides within its set
 	acc     []float64
 	total   float64
+	// addRows' scratch: a chunk's codes by attribute (for the attributes
+	// in used) and its weights.
+	cols [][]int32
+	used []int
+	wts  []float64
 }
 
 // NewTally returns an empty tally of the workload.
@@ -86,40 +89,120 @@ func (t *Tally) Add(codes []int32, cnt float64) {
 }
 
 // AddRows counts rows given row-major, Domain().Len() codes per row, as
-// Add(row, 1) for each row would, with the same sums: block by block (a
-// block's counts stay in cache while every row passes), the blocks split
-// over the cores when there is enough work.
+// Add(row, 1) for each row would, with the same sums (a trailing partial
+// row is ignored). See addRows for how.
 func (t *Tally) AddRows(rows []int32) {
 	d := t.w.dom.Len()
+	t.addRows(rows[:len(rows)/d*d], nil)
+}
+
+// AddCounts counts cnt[i] records of each row i of rows (row-major,
+// Domain().Len() codes per row), as Add(row i, cnt[i]) for each row in
+// turn would, with the same sums. It panics if rows does not hold
+// len(cnt) rows.
+func (t *Tally) AddCounts(rows []int32, cnt []int64) {
+	if d := t.w.dom.Len(); len(rows) != len(cnt)*d {
+		panic(fmt.Sprintf("query: Tally.AddCounts with %d codes for %d rows of %d attributes", len(rows), len(cnt), d))
+	}
+	t.addRows(rows, cnt)
+}
+
+// tallyChunk is the number of rows addRows lays out column by column at a
+// time: a few columns of it (int32s) stay in a core's cache while a block
+// of queries reads them.
+const tallyChunk = 1 << 14
+
+// tallyParallel is the rows × blocks from which addRows uses every core.
+const tallyParallel = 1 << 16
+
+// addRows counts rows (row-major, with weights cnt, or 1 each when cnt is
+// nil) chunk by chunk: each chunk's codes are laid out column by column,
+// then every block of queries reads the chunk's rows in order (its counts
+// stay in cache while the chunk passes), the blocks split over the cores
+// when there is enough work. Every count gets the same additions in the
+// same order as from Add, so the same sums.
+func (t *Tally) addRows(rows []int32, cnt []int64) {
+	d := t.w.dom.Len()
+	if d == 0 {
+		return
+	}
 	n := len(rows) / d
 	if n == 0 {
 		return
 	}
-	rows = rows[:n*d]
+	t.initCols()
 	nb := len(t.w.blocks)
 	workers := min(runtime.GOMAXPROCS(0), nb)
-	if workers <= 1 || n*nb < tallyParallel {
-		t.addBlocks(rows, d, 0, nb)
-	} else {
-		var wg sync.WaitGroup
-		for w := range workers {
-			lo, hi := nb*w/workers, nb*(w+1)/workers
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				t.addBlocks(rows, d, lo, hi)
-			}()
-		}
-		wg.Wait()
+	if n*nb < tallyParallel {
+		workers = 1
 	}
-	t.total += float64(n)
+	for lo := 0; lo < n; lo += tallyChunk {
+		hi := min(lo+tallyChunk, n)
+		k := hi - lo
+		t.transpose(rows, d, lo, hi)
+		wts := t.wts[:0]
+		if cnt != nil {
+			for _, c := range cnt[lo:hi] {
+				wts = append(wts, float64(c))
+			}
+		}
+		if workers <= 1 {
+			t.addBlocks(k, wts, 0, nb)
+		} else {
+			var wg sync.WaitGroup
+			for w := range workers {
+				lo, hi := nb*w/workers, nb*(w+1)/workers
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					t.addBlocks(k, wts, lo, hi)
+				}()
+			}
+			wg.Wait()
+		}
+		if cnt == nil {
+			t.total += float64(k)
+		} else {
+			for _, v := range wts {
+				t.total += v
+			}
+		}
+	}
 }
 
-// tallyParallel is the rows × blocks from which AddRows uses every core.
-const tallyParallel = 1 << 16
+// initCols allocates the column scratch of addRows for the attributes
+// some block reads.
+func (t *Tally) initCols() {
+	if t.cols != nil {
+		return
+	}
+	t.cols = make([][]int32, t.w.dom.Len())
+	for bi := range t.w.blocks {
+		for _, a := range t.w.blocks[bi].attrs {
+			if t.cols[a] == nil {
+				t.cols[a] = make([]int32, tallyChunk)
+				t.used = append(t.used, a)
+			}
+		}
+	}
+	t.wts = make([]float64, 0, tallyChunk)
+}
 
-// addBlocks counts rows (d codes each) into blocks [lo, hi).
-func (t *Tally) addBlocks(rows []int32, d, lo, hi int) {
+// transpose writes the codes of rows [lo, hi) of the attributes blocks read
+// into t.cols[a][:hi-lo].
+func (t *Tally) transpose(rows []int32, d, lo, hi int) {
+	for i := lo; i < hi; i++ {
+		row := rows[i*d : (i+1)*d : (i+1)*d]
+		for _, a := range t.used {
+			t.cols[a][i-lo] = row[a]
+		}
+	}
+}
+
+// addBlocks counts the k rows of the chunk in t.cols (with weights wts,
+// or 1 each when wts is empty) into blocks [lo, hi).
+func (t *Tally) addBlocks(k int, wts []float64, lo, hi int) {
+	one := len(wts) == 0
 	for bi := lo; bi < hi; bi++ {
 		b := &t.w.blocks[bi]
 		acc := t.acc[b.off : b.off+b.n]
@@ -128,44 +211,89 @@ func (t *Tally) addBlocks(rows []int32, d, lo, hi int) {
 			st := t.strides[bi]
 			switch len(b.attrs) {
 			case 1:
-				a := b.attrs[0]
-				for r := 0; r < len(rows); r += d {
-					acc[rows[r+a]]++
+				c0 := t.cols[b.attrs[0]][:k]
+				if one {
+					for _, v := range c0 {
+						acc[v]++
+					}
+				} else {
+					for r, v := range c0 {
+						acc[v] += wts[r]
+					}
 				}
 			case 2:
-				a0, a1, s0 := b.attrs[0], b.attrs[1], st[0]
-				for r := 0; r < len(rows); r += d {
-					acc[int(rows[r+a0])*s0+int(rows[r+a1])]++
+				c0, c1, s0 := t.cols[b.attrs[0]][:k], t.cols[b.attrs[1]][:k], st[0]
+				if one {
+					for r := range c0 {
+						acc[int(c0[r])*s0+int(c1[r])]++
+					}
+				} else {
+					for r := range c0 {
+						acc[int(c0[r])*s0+int(c1[r])] += wts[r]
+					}
 				}
 			case 3:
-				a0, a1, a2, s0, s1 := b.attrs[0], b.attrs[1], b.attrs[2], st[0], st[1]
-				for r := 0; r < len(rows); r += d {
-					acc[int(rows[r+a0])*s0+int(rows[r+a1])*s1+int(rows[r+a2])]++
+				c0, c1, c2 := t.cols[b.attrs[0]][:k], t.cols[b.attrs[1]][:k], t.cols[b.attrs[2]][:k]
+				s0, s1 := st[0], st[1]
+				if one {
+					for r := range c0 {
+						acc[int(c0[r])*s0+int(c1[r])*s1+int(c2[r])]++
+					}
+				} else {
+					for r := range c0 {
+						acc[int(c0[r])*s0+int(c1[r])*s1+int(c2[r])] += wts[r]
+					}
 				}
 			default:
-				for r := 0; r < len(rows); r += d {
+				for r := range k {
 					idx := 0
 					for p, a := range b.attrs {
-						idx += int(rows[r+a]) * st[p]
+						idx += int(t.cols[a][r]) * st[p]
 					}
-					acc[idx]++
+					acc[idx] += weight(wts, r)
 				}
 			}
 		case bPrefix:
-			a := b.attrs[0]
-			for r := 0; r < len(rows); r += d {
-				if code := int(rows[r+a]); code < b.n {
-					acc[code]++
+			for r, v := range t.cols[b.attrs[0]][:k] {
+				if code := int(v); code < b.n {
+					acc[code] += weight(wts, r)
 				}
 			}
 		case bProduct:
-			for r := 0; r < len(rows); r += d {
-				if inProduct(rows[r:r+d], b) {
-					acc[0]++
+			for r := range k {
+				if t.inProductCol(b, r) {
+					acc[0] += weight(wts, r)
 				}
 			}
 		}
 	}
+}
+
+// weight is row r's weight: wts[r], or 1 when wts is empty.
+func weight(wts []float64, r int) float64 {
+	if len(wts) == 0 {
+		return 1
+	}
+	return wts[r]
+}
+
+// inProductCol reports whether row r of the chunk in t.cols is in the
+// product block b.
+func (t *Tally) inProductCol(b *block, r int) bool {
+	for p, a := range b.attrs {
+		c := t.cols[a][r]
+		ok := false
+		for _, rn := range b.runs[p] {
+			if c >= rn.lo && c <= rn.hi {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // Answers writes the answers as fractions of the records counted into out

@@ -431,8 +431,9 @@ func mustDomain(t testing.TB, src string) *universe.Domain {
 	return d
 }
 
-// TestTallyAddRows: AddRows (block by block, over the cores past
-// tallyParallel) gives the same answers, bit for bit, as Add of each row,
+// TestTallyAddRows: AddRows and AddCounts (chunk by chunk, block by block,
+// over the cores past tallyParallel) give the same answers, bit for bit, as
+// Add of each row,
 // on random domains and workloads (marginals of every order, prefixes and
 // predicates) with enough rows to take the parallel path.
 func TestTallyAddRows(t *testing.T) {
@@ -462,6 +463,20 @@ func TestTallyAddRows(t *testing.T) {
 		for j := range want {
 			if got[j] != want[j] {
 				t.Fatalf("seed %d (%d rows): AddRows answer %d (%s) = %v, want %v (Add's)", seed, n, j, w.Label(j), got[j], want[j])
+			}
+		}
+		// Weighted rows: AddCounts against Add with each row's count.
+		cnt := make([]int64, n)
+		one, all = w.NewTally(), w.NewTally()
+		for i := range cnt {
+			cnt[i] = int64(r.IntN(1000))
+			one.Add(rows[i*d:(i+1)*d], float64(cnt[i]))
+		}
+		all.AddCounts(rows, cnt)
+		want, got = one.Answers(want), all.Answers(got)
+		for j := range want {
+			if got[j] != want[j] {
+				t.Fatalf("seed %d (%d rows): AddCounts answer %d (%s) = %v, want %v (Add's)", seed, n, j, w.Label(j), got[j], want[j])
 			}
 		}
 	}

@@ -1,7 +1,6 @@
 package universe
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -54,6 +53,13 @@ func (c *Counts) Count(i int) int64 { return c.cnt[i] }
 // Codes returns the codes of entry i. The slice aliases internal storage
 // and must not be modified.
 func (c *Counts) Codes(i int) []int32 { return c.codes[i*c.width : (i+1)*c.width : (i+1)*c.width] }
+
+// Entries returns the codes of every entry, row-major (Domain().Len() per
+// entry, entry i's at codes[i*Len() : (i+1)*Len()]), and their counts. The
+// slices alias internal storage and must not be modified.
+func (c *Counts) Entries() (codes []int32, counts []int64) {
+	return c.codes[:len(c.cnt)*c.width], c.cnt
+}
 
 // Index returns the cell index of entry i; the universe must be indexable.
 func (c *Counts) Index(i int) uint64 {
@@ -156,52 +162,4 @@ func (c *Counts) Normalized(out []float64) []float64 {
 		out[idx] = float64(c.cnt[i]) * inv
 	}
 	return out
-}
-
-// Marginals returns the count table of each set of attribute positions
-// (each strictly increasing), in the set's mixed radix (the set's last
-// attribute fastest); the empty set gives [n]. It is the file sources' side
-// of the seam through which the measurement-based solvers read data (a SQL
-// engine serves the same tables with GROUP BY). One pass over the distinct
-// cells.
-func (c *Counts) Marginals(ctx context.Context, sets [][]int) ([][]int64, error) {
-	type plan struct {
-		attrs, strides []int
-	}
-	plans := make([]plan, len(sets))
-	out := make([][]int64, len(sets))
-	for si, s := range sets {
-		cells := 1
-		st := make([]int, len(s))
-		for p := len(s) - 1; p >= 0; p-- {
-			a := s[p]
-			if a < 0 || a >= c.width || (p > 0 && s[p-1] >= a) {
-				return nil, fmt.Errorf("universe: marginal set %v is not increasing attribute positions below %d", s, c.width)
-			}
-			st[p] = cells
-			if cells > math.MaxInt32/c.dom.Attr(a).Size() {
-				return nil, fmt.Errorf("universe: the marginal over %v has more than 2^31 cells", s)
-			}
-			cells *= c.dom.Attr(a).Size()
-		}
-		plans[si] = plan{attrs: s, strides: st}
-		out[si] = make([]int64, cells)
-	}
-	for i := range c.Distinct() {
-		if i&0xffff == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		codes := c.Codes(i)
-		n := c.cnt[i]
-		for si := range plans {
-			idx := 0
-			for p, a := range plans[si].attrs {
-				idx += int(codes[a]) * plans[si].strides[p]
-			}
-			out[si][idx] += n
-		}
-	}
-	return out, nil
 }
