@@ -52,7 +52,8 @@ type batch struct {
 	groupOff []int // running cells of groupCl
 	err      MarginalsError
 	lastUse  uint64
-	// The pairs no clique covers, by the attribute carried (pairs.go).
+	// The pairs (and triples with a covered pair) no clique covers, by the
+	// attribute carried (pairs.go).
 	pairs     []pairPlan
 	pairOff   []int  // running cost of the live plans
 	pairLive  []bool // the plan has a target to answer in this call
@@ -154,7 +155,7 @@ func (m *Model) Marginals(sets [][]int, outs [][]float64) error {
 	tot := 0
 	for i, out := range outs {
 		sp := &b.plans[i]
-		if out == nil || sp.err != nil || sp.pair {
+		if out == nil || sp.err != nil || sp.carried {
 			continue
 		}
 		if sp.covering >= 0 && !sp.whole && sp.p.cells >= minParallel {
@@ -265,21 +266,13 @@ func (m *Model) compile(sets [][]int) *batch {
 		group[c] = -1
 	}
 	carried := make(map[int][]pairTarget)
-	for i, s := range sets {
-		b.sets[i] = slices.Clone(s)
-		b.cells[i] = int(cellsOf(t.sizes, s))
-		if len(s) == 2 && t.Covering(s) < 0 {
-			a, other := t.carrier(s)
-			carried[a] = append(carried[a], pairTarget{b: other, set: i})
-			b.plans[i] = setPlan{covering: -1, pair: true}
-			continue
-		}
-		b.plans[i] = m.planSet(s, need)
-		if b.plans[i].err != nil {
+	planned := func(i int, sp setPlan) {
+		b.plans[i] = sp
+		if sp.err != nil {
 			b.failed = append(b.failed, i)
 		}
-		maxArena = max(maxArena, b.plans[i].arenaN)
-		if c := b.plans[i].covering; c >= 0 {
+		maxArena = max(maxArena, sp.arenaN)
+		if c := sp.covering; c >= 0 {
 			if group[c] < 0 {
 				group[c] = len(b.groupCl)
 				b.groupCl = append(b.groupCl, c)
@@ -287,6 +280,26 @@ func (m *Model) compile(sets [][]int) *batch {
 			}
 			b.groupSet[group[c]] = append(b.groupSet[group[c]], i)
 		}
+	}
+	for i, s := range sets {
+		b.sets[i] = slices.Clone(s)
+		b.cells[i] = int(cellsOf(t.sizes, s))
+		if t.Covering(s) < 0 {
+			a, tg, ok, sp := m.crossPlan(s, need)
+			if !ok {
+				planned(i, sp)
+				continue
+			}
+			tg.set = i
+			carried[a] = append(carried[a], tg)
+			b.plans[i] = setPlan{covering: -1, carried: true}
+			continue
+		}
+		planned(i, m.planSet(s, need))
+	}
+	// The carries, and variable elimination for the targets they leave.
+	for _, i := range m.compilePairs(b, carried) {
+		planned(i, m.planSet(b.sets[i], need))
 	}
 	b.groupOff = make([]int, len(b.groupCl)+1)
 	for g, c := range b.groupCl {
@@ -304,7 +317,6 @@ func (m *Model) compile(sets [][]int) *batch {
 	for w := range b.arena {
 		b.arena[w] = make([]float64, maxArena)
 	}
-	m.compilePairs(b, carried)
 	b.err.Index = make([]int, 0, len(b.failed))
 	b.err.Errs = make([]error, 0, len(b.failed))
 	return b
@@ -370,11 +382,12 @@ func (j *thetaJob) Run(w, lo, hi int) {
 	}
 }
 
-// compilePairs plans the carry of every attribute with pairs to answer, in
-// increasing attribute order, and allocates the workers' arenas.
-func (m *Model) compilePairs(b *batch, carried map[int][]pairTarget) {
+// compilePairs plans the carry of every attribute with sets to answer, in
+// increasing attribute order, allocates the workers' arenas, and returns
+// the sets the carries leave to variable elimination (increasing).
+func (m *Model) compilePairs(b *batch, carried map[int][]pairTarget) []int {
 	if len(carried) == 0 {
-		return
+		return nil
 	}
 	attrs := make([]int, 0, len(carried))
 	for a := range carried {
@@ -382,10 +395,12 @@ func (m *Model) compilePairs(b *batch, carried map[int][]pairTarget) {
 	}
 	slices.Sort(attrs)
 	maxArena := 0
+	var left []int
 	for _, a := range attrs {
-		pp := m.planPairs(a, carried[a])
+		pp, failed := m.planPairs(a, carried[a])
 		b.pairs = append(b.pairs, pp)
 		maxArena = max(maxArena, pp.arenaN)
+		left = append(left, failed...)
 	}
 	b.pairOff = make([]int, len(b.pairs))
 	b.pairLive = make([]bool, len(b.pairs))
@@ -393,6 +408,8 @@ func (m *Model) compilePairs(b *batch, carried map[int][]pairTarget) {
 	for w := range b.pairArena {
 		b.pairArena[w] = make([]float64, maxArena)
 	}
+	slices.Sort(left)
+	return left
 }
 
 // runPairBatch runs the batch's carry plans that have a target to answer,

@@ -110,15 +110,15 @@ func TestMarginalsParallelLarge(t *testing.T) {
 }
 
 func TestMarginalsSkipAndTooLarge(t *testing.T) {
-	tr, err := NewTree([]int{10, 10, 10, 10}, [][]int{{0, 1}, {1, 2}, {2, 3}})
+	tr, err := NewTree([]int{10, 10, 10, 10, 10}, [][]int{{0, 1}, {1, 2}, {2, 3}, {3, 4}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := New(tr, &Settings{MaxElimCells: 999})
 	defer m.Close()
-	// {0, 1, 3} eliminates 2 with a 1,000-cell table; the pair {0, 3} is
-	// carried through the chain with no such table.
-	sets := [][]int{{0, 1}, {0, 1, 3}, {1, 2}, {0, 2}, {0, 3}}
+	// {0, 2, 4} eliminates 1 with a 1,000-cell table; the pair {0, 3} and
+	// the triple {0, 1, 3} are carried through the chain with no such table.
+	sets := [][]int{{0, 1}, {0, 2, 4}, {1, 2}, {0, 2}, {0, 3}, {0, 1, 3}}
 	outs := newOuts(tr, sets)
 	outs[3] = nil // skipped
 	err = m.Marginals(sets, outs)
@@ -135,10 +135,11 @@ func TestMarginalsSkipAndTooLarge(t *testing.T) {
 			t.Fatalf("uniform Marginals set [0 1] [%d] = %v, want 0.01", i, v)
 		}
 	}
-	for _, k := range []int{2, 4} {
+	for _, k := range []int{2, 4, 5} {
+		want := 1 / float64(len(outs[k]))
 		for i, v := range outs[k] {
-			if math.Abs(v-0.01) > 1e-15 {
-				t.Fatalf("uniform Marginals set %v [%d] = %v, want 0.01", sets[k], i, v)
+			if math.Abs(v-want) > 1e-15 {
+				t.Fatalf("uniform Marginals set %v [%d] = %v, want %v", sets[k], i, v, want)
 			}
 		}
 	}
@@ -408,6 +409,55 @@ func checkRunCrossBlocks(t *testing.T, sizes []int, treeSets, sets [][]int) {
 		m.runCrossWhole(&sp, want, cond, make([]float64, sp.arenaN), dig)
 		if !slices.Equal(got, want) {
 			t.Errorf("set %v (%d cells): blocked runCross differs from whole passes by %g", set, n, maxAbsDiff(got, want))
+		}
+	}
+}
+
+// TestCarriedTriplesUnderCap: two triples carried through the same middle
+// attribute ({0, 2, 4} and {0, 2, 5}, none of whose pairs a clique covers),
+// the second's path crossing a separator whose message would exceed
+// MaxElimCells: the first stays carried, the second goes to variable
+// elimination, and Marginals answers both as Marginal does, bit for bit,
+// alone or together, and as brute force.
+func TestCarriedTriplesUnderCap(t *testing.T) {
+	sizes := []int{2, 3, 3, 3, 2, 4, 10, 10}
+	tr, err := NewTree(sizes, [][]int{{0, 1}, {1, 2}, {2, 3}, {3, 4}, {3, 6, 7}, {5, 6, 7}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(tr, &Settings{MaxElimCells: 500, Workers: 1})
+	defer m.Close()
+	randomTheta(m, rand.New(rand.NewPCG(7, 7)))
+	m.Calibrate()
+	for _, set := range [][]int{{0, 2, 4}, {0, 2, 5}} {
+		a, tg, ok := tr.carriedTarget(set)
+		if !ok || tg.kind != carryChain || a != 0 || tg.b != 2 {
+			t.Fatalf("carriedTarget(%v) = %d, %+v, %v; want a chain carrying 0 through 2", set, a, tg, ok)
+		}
+	}
+	pp, failed := m.planPairs(0, []pairTarget{{kind: carryChain, b: 2, c: 4, set: 0}, {kind: carryChain, b: 2, c: 5, set: 1}})
+	if !slices.Equal(failed, []int{1}) || !slices.Equal(pp.sets, []int{0}) {
+		t.Errorf("planPairs: sets %v, failed %v; want [0] carried and [1] failed", pp.sets, failed)
+	}
+	b := bruteForce(m)
+	for _, sets := range [][][]int{{{0, 2, 4}}, {{0, 2, 5}}, {{0, 2, 4}, {0, 2, 5}}} {
+		outs := newOuts(tr, sets)
+		errAll := m.Marginals(sets, outs)
+		for i, s := range sets {
+			want := make([]float64, len(outs[i]))
+			errOne := m.Marginal(s, want)
+			if (errOne != nil) != (errAll != nil && slices.Contains(errAll.(*MarginalsError).Index, i)) {
+				t.Fatalf("set %v: Marginal error %v, Marginals error %v", s, errOne, errAll)
+			}
+			if errOne != nil {
+				continue
+			}
+			if !slices.Equal(outs[i], want) {
+				t.Errorf("Marginals set %v = %v, want Marginal's %v", s, outs[i], want)
+			}
+			if d := maxAbsDiff(want, b.marginal(s)); d > tol {
+				t.Errorf("Marginal(%v): max abs diff %g from brute force", s, d)
+			}
 		}
 	}
 }

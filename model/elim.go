@@ -43,7 +43,7 @@ type elimStep struct {
 // subtree holding the set.
 type setPlan struct {
 	covering int  // covering clique, or -1
-	pair     bool // a pair that no clique covers: answered by the batch's carry plans (pairs.go)
+	carried  bool // a pair, or a triple with a covered pair, that no clique covers: answered by the batch's carry plans (pairs.go)
 	whole    bool // the set is the covering clique: copy its belief
 	p        proj // covering clique → set
 	steps    []elimStep
@@ -323,12 +323,14 @@ func (m *Model) condTo(c int, dst, sep []float64, dig []int) {
 // crossMarginal computes the marginal of D on a set that no clique covers
 // (see planSet), allocating its plan and tables.
 func (m *Model) crossMarginal(set []int, out []float64) error {
-	if len(set) == 2 {
-		m.pairMarginal(set, out)
-		return nil
-	}
 	need := make([]bool, len(m.t.cliques))
-	sp := m.planSet(set, need)
+	a, tg, ok, sp := m.crossPlan(set, need)
+	if ok {
+		if m.carriedMarginal(a, tg, out) {
+			return nil
+		}
+		sp = m.planSet(set, need)
+	}
 	if sp.err != nil {
 		return sp.err
 	}

@@ -383,29 +383,34 @@ func TestNewTreeErrors(t *testing.T) {
 }
 
 func TestMarginalTooLarge(t *testing.T) {
-	// A chain 0-1-2-3 of size-10 attributes: the marginal on {0, 1, 3}
-	// eliminates 2 with a 1,000-cell table; the pair {0, 3} is carried
-	// through the chain (pairs.go) and needs none.
-	tr, err := NewTree([]int{10, 10, 10, 10}, [][]int{{0, 1}, {1, 2}, {2, 3}})
+	// A chain 0-1-2-3-4 of size-10 attributes: the marginal on {0, 2, 4},
+	// none of whose pairs a clique covers, eliminates 1 and 3 with
+	// 1,000-cell tables; the pair {0, 3} and the triple {0, 1, 3} (its pair
+	// {0, 1} is a clique) are carried through the chain (pairs.go) and need
+	// none.
+	tr, err := NewTree([]int{10, 10, 10, 10, 10}, [][]int{{0, 1}, {1, 2}, {2, 3}, {3, 4}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := New(tr, &Settings{MaxElimCells: 999})
 	out := make([]float64, 1000)
 	var tl *TooLargeError
-	if err := m.Marginal([]int{0, 1, 3}, out); !errors.As(err, &tl) || tl.Cells != 1000 || tl.Cap != 999 {
-		t.Fatalf("Marginal([0 1 3]) = %v, want *TooLargeError of 1000 cells over 999", err)
+	if err := m.Marginal([]int{0, 2, 4}, out); !errors.As(err, &tl) || tl.Cells != 1000 || tl.Cap != 999 {
+		t.Fatalf("Marginal([0 2 4]) = %v, want *TooLargeError of 1000 cells over 999", err)
 	}
 	if err := m.Marginal([]int{0, 3}, out[:100]); err != nil {
 		t.Fatalf("Marginal([0 3]) with cap 999: %v", err)
 	}
+	if err := m.Marginal([]int{0, 1, 3}, out); err != nil {
+		t.Fatalf("Marginal([0 1 3]) with cap 999: %v", err)
+	}
 	m2 := New(tr, &Settings{MaxElimCells: 1000})
-	if err := m2.Marginal([]int{0, 1, 3}, out); err != nil {
-		t.Fatalf("Marginal([0 1 3]) with cap 1000: %v", err)
+	if err := m2.Marginal([]int{0, 2, 4}, out); err != nil {
+		t.Fatalf("Marginal([0 2 4]) with cap 1000: %v", err)
 	}
 	for i, v := range out {
 		if math.Abs(v-0.001) > 1e-15 {
-			t.Fatalf("uniform Marginal([0 1 3])[%d] = %v, want 0.001", i, v)
+			t.Fatalf("uniform Marginal([0 2 4])[%d] = %v, want 0.001", i, v)
 		}
 	}
 }
@@ -540,10 +545,10 @@ func TestTreeCells(t *testing.T) {
 }
 
 func TestTooLargeErrorMessage(t *testing.T) {
-	tr, _ := NewTree([]int{10, 10, 10, 10}, [][]int{{0, 1}, {1, 2}, {2, 3}})
+	tr, _ := NewTree([]int{10, 10, 10, 10, 10}, [][]int{{0, 1}, {1, 2}, {2, 3}, {3, 4}})
 	m := New(tr, &Settings{MaxElimCells: 50})
-	err := m.Marginal([]int{0, 1, 3}, make([]float64, 1000))
-	want := "model: marginal on attributes [0 1 3] (eliminating attribute 2 builds a table over [1 2 3]; raise Settings.MaxElimCells or measure a covering set) needs 1000 cells, over the cap of 50 cells"
+	err := m.Marginal([]int{0, 2, 4}, make([]float64, 1000))
+	want := "model: marginal on attributes [0 2 4] (eliminating attribute 1 builds a table over [0 1 2]; raise Settings.MaxElimCells or measure a covering set) needs 1000 cells, over the cap of 50 cells"
 	if err == nil || err.Error() != want {
 		t.Errorf("Marginal error = %v\nwant %s", err, want)
 	}

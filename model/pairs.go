@@ -2,8 +2,9 @@ package model
 
 import "slices"
 
-// The marginals of pairs that no clique covers, by carrying one attribute
-// through the clique tree.
+// The marginals of pairs that no clique covers, and of triples that no
+// clique covers but one of whose pairs a clique covers, by carrying one
+// attribute through the clique tree.
 //
 // For an attribute a, the cliques holding it form a connected subtree T_a.
 // Leaving T_a across a separator S, the joint table P(a, x_S) is the sum of
@@ -12,12 +13,22 @@ import "slices"
 // P(x_C)·P(a | x_S), and P(a | x_S) = P(a, x_S)/Σ_a P(a, x_S). One pass over
 // the tree away from T_a, |a|·cells(C) per clique, so gives P(a, b) for
 // every attribute b of every clique it reaches: the pairs of a share the
-// work that variable elimination would repeat for each of them. The pass
-// visits only the cliques on the paths from T_a to the cliques of its
-// targets.
+// work that variable elimination would repeat for each of them. Summed onto
+// {a, b, c} instead, the same table gives the triple of a with any pair
+// {b, c} of C. The pass visits only the cliques on the paths from T_a to
+// the cliques of its targets.
 
-// pairOut is one output of a carry step: a target pair's table, or the
-// message to a neighbouring clique (a table over the separator and a).
+// A triple none of whose pairs a clique covers is carried in two stages
+// when one of its attributes, b, lies between the other two (every path
+// from T_a to T_c passes through T_b): the pass of a reaches T_b at one
+// clique E, whose table P(a, x_E) sums onto the messages P(a, b, x_S)
+// toward c; from there the pair {a, b} is carried as a was, P(a, b, x_D) =
+// P(x_D)·P(a, b | x_S), to the first clique holding c. Triples whose three
+// subtrees meet elsewhere are left to variable elimination.
+
+// pairOut is one output of a carry step: a target's table, or the message
+// to a neighbouring clique (a table over the separator and the carried
+// attributes).
 type pairOut struct {
 	p      proj // the step's table → the output's attributes
 	set    int  // the target's index among the call's sets, or -1 for a message
@@ -26,18 +37,19 @@ type pairOut struct {
 
 // pairStep is one clique of a carry plan. A seed step (a clique of T_a)
 // sums its belief onto its messages; any other step turns its incoming
-// message P(a, x_S) into P(a | x_S) in place, then builds P(a, x_C) block by
-// block over C ∪ {a} and sums each block onto its outputs.
+// message P(A, x_S) (A the carried attributes) into P(A | x_S) in place,
+// then builds P(A, x_C) block by block over C ∪ A and sums each block onto
+// its outputs.
 type pairStep struct {
 	c       int
 	seed    bool
-	in, inN int  // the incoming message in the arena (table over S ∪ {a})
+	in, inN int  // the incoming message in the arena (table over S ∪ A)
 	sep     int  // separator scratch in the arena (sepN cells)
 	sepN    int  //
-	inSep   proj // S ∪ {a} → S
-	fromC   proj // C ∪ {a} → C
-	fromIn  proj // C ∪ {a} → S ∪ {a}
-	cells   int  // cells of C ∪ {a} (of C for a seed)
+	inSep   proj // S ∪ A → S
+	fromC   proj // C ∪ A → C
+	fromIn  proj // C ∪ A → S ∪ A
+	cells   int  // cells of C ∪ A (of C for a seed)
 	outputs []pairOut
 }
 
@@ -50,8 +62,18 @@ type pairPlan struct {
 	cost   int // cells touched
 }
 
-// pairTarget is a pair {a, b} to answer: b and the set's index.
-type pairTarget struct{ b, set int }
+// Kinds of carry targets.
+const (
+	carryPair    = iota // {a, b}: b's first clique on the way
+	carryCovered        // {a, b, c}: {b, c} is in clique cl
+	carryChain          // {a, b, c}: T_b lies between T_a and T_c
+)
+
+// pairTarget is a set to answer by carrying attribute a (see the kinds);
+// set is its index among the call's sets.
+type pairTarget struct {
+	kind, b, c, cl, set int
+}
 
 // carrier splits a cross-clique pair into the attribute to carry, the one
 // with fewer values (the lower on ties), and its partner.
@@ -62,9 +84,172 @@ func (t *Tree) carrier(set []int) (a, b int) {
 	return set[0], set[1]
 }
 
-// planPairs compiles the carry of attribute a to targets, none of which
-// shares a clique with a.
-func (m *Model) planPairs(a int, targets []pairTarget) pairPlan {
+// carriedTarget returns, for a set that no clique covers, the attribute to
+// carry and the target that answers the set by the carry, or ok false when
+// it cannot (a triple whose attributes' subtrees meet at a clique holding
+// none of them, or a larger set). A pair carries its smaller attribute. A
+// triple with a covered pair carries the attribute outside a covered pair,
+// the one with the fewest values (the lowest on ties), to the first clique
+// covering the pair; a triple with an attribute b between the other two
+// carries the smaller of those (the lower on ties) through T_b.
+func (t *Tree) carriedTarget(set []int) (a int, tg pairTarget, ok bool) {
+	switch len(set) {
+	case 2:
+		a, b := t.carrier(set)
+		return a, pairTarget{kind: carryPair, b: b}, true
+	case 3:
+		a = -1
+		for k := range 3 {
+			x, rest := set[k], others(set, k)
+			cl := t.Covering(rest[:])
+			if cl >= 0 && (a < 0 || t.sizes[x] < t.sizes[a]) {
+				a, tg = x, pairTarget{kind: carryCovered, b: rest[0], c: rest[1], cl: cl}
+			}
+		}
+		if a >= 0 {
+			return a, tg, true
+		}
+		for k := range 3 {
+			b, ends := set[k], others(set, k)
+			if !t.onPath(t.first[ends[0]], t.first[ends[1]], b) {
+				continue
+			}
+			a, c := ends[0], ends[1]
+			if t.sizes[c] < t.sizes[a] {
+				a, c = c, a
+			}
+			return a, pairTarget{kind: carryChain, b: b, c: c}, true
+		}
+	}
+	return 0, pairTarget{}, false
+}
+
+// carryCost estimates the cells a carry touches for target tg beyond the
+// pass of a itself, which every pair and triple carrying a shares: a
+// covered triple's output pass over its clique ∪ {a}; for a chain triple
+// two passes over D ∪ {a, b} for every clique D on the path from T_b to
+// the end attribute's first clique.
+func (t *Tree) carryCost(a int, tg pairTarget) float64 {
+	switch tg.kind {
+	case carryPair:
+		return 0
+	case carryCovered:
+		return t.cellsWith(tg.cl, []int{a})
+	}
+	return t.pathCost(t.first[tg.c], t.first[tg.b], []int{a, tg.b}, tg.b)
+}
+
+// pathCost is 2·Σ cells(C ∪ A) over the cliques C on the tree path from u
+// to v that do not hold attribute skip.
+func (t *Tree) pathCost(u, v int, A []int, skip int) float64 {
+	cost := 0.0
+	add := func(c int) {
+		if !t.member[c][skip] {
+			cost += 2 * t.cellsWith(c, A)
+		}
+	}
+	for u != v {
+		if u < v {
+			u, v = v, u
+		}
+		add(u)
+		u = t.parent[u]
+	}
+	add(u)
+	return cost
+}
+
+// cellsWith is the number of cells of clique c ∪ A.
+func (t *Tree) cellsWith(c int, A []int) float64 {
+	n := float64(t.cells[c])
+	for _, x := range A {
+		if !t.member[c][x] {
+			n *= float64(t.sizes[x])
+		}
+	}
+	return n
+}
+
+// crossPlan chooses how to answer a set that no clique covers: by a carry
+// (ok, with the attribute a carried and the target tg) for a pair, or for
+// a triple the carry can answer whose own share of the carry
+// (Tree.carryCost) costs no more than its variable elimination; else variable elimination, whose
+// plan it returns (marking in needCond the conditionals the plan reads).
+// The choice depends only on the set and the tree, so Marginal and
+// Marginals make the same one.
+func (m *Model) crossPlan(set []int, needCond []bool) (a int, tg pairTarget, ok bool, sp setPlan) {
+	a, tg, ok = m.t.carriedTarget(set)
+	if ok && tg.kind == carryPair {
+		return a, tg, true, setPlan{}
+	}
+	need := make([]bool, len(m.t.cliques))
+	sp = m.planSet(set, need)
+	if ok && (sp.err != nil || m.t.carryCost(a, tg) <= float64(sp.cost)) {
+		return a, tg, true, setPlan{}
+	}
+	for c, need := range need {
+		if need {
+			needCond[c] = true
+		}
+	}
+	return 0, pairTarget{}, false, sp
+}
+
+// others returns the triple set without its k-th attribute.
+func others(set []int, k int) [2]int {
+	switch k {
+	case 0:
+		return [2]int{set[1], set[2]}
+	case 1:
+		return [2]int{set[0], set[2]}
+	}
+	return [2]int{set[0], set[1]}
+}
+
+// onPath reports whether a clique on the tree path from clique u to clique
+// v holds attribute b. (Cliques are in preorder: of two different
+// cliques, the later is not an ancestor of the earlier.)
+func (t *Tree) onPath(u, v, b int) bool {
+	for u != v {
+		if u < v {
+			u, v = v, u
+		}
+		if t.member[u][b] {
+			return true
+		}
+		u = t.parent[u]
+	}
+	return t.member[u][b]
+}
+
+// carryPlanner builds a pairPlan. The arena holds the first stage's
+// messages and scratch (and the second stages' seed messages) from 0 to
+// top; after them, one region that every second stage reuses (they run
+// one after the other), max2 cells.
+type carryPlanner struct {
+	m      *Model
+	pp     pairPlan
+	top    int
+	top2   int // the current second stage's cells
+	max2   int
+	failed []int // set indices left to variable elimination
+}
+
+// visit is a clique reached by a carry, with its incoming message.
+type visit struct{ c, from, msg, msgN int }
+
+// alloc takes n cells of the first stage's region.
+func (cp *carryPlanner) alloc(n int) int { off := cp.top; cp.top += n; return off }
+
+// alloc2 takes n cells of the second stages' region (planned after the
+// first stage, when top is final).
+func (cp *carryPlanner) alloc2(n int) int { off := cp.top + cp.top2; cp.top2 += n; return off }
+
+// planPairs compiles the carry of attribute a to targets (none of which a
+// clique covers) and returns the plan and the set indices of the targets
+// it leaves to variable elimination: chain triples whose second-stage
+// messages would exceed Settings.MaxElimCells.
+func (m *Model) planPairs(a int, targets []pairTarget) (pairPlan, []int) {
 	t := m.t
 	k := len(t.cliques)
 	inA := make([]bool, k)
@@ -73,76 +258,221 @@ func (m *Model) planPairs(a int, targets []pairTarget) pairPlan {
 		inA[c] = t.member[c][a]
 		marked[c] = inA[c]
 	}
-	want := make(map[int]int, len(targets)) // b → set index
+	want := make(map[int]int, len(targets)) // a pair's b → set index
+	covered := make(map[int][]pairTarget)    // a covered triple's clique → its targets
+	chains := make(map[int][]pairTarget)     // a chain triple's middle b → its targets
 	for _, tg := range targets {
-		want[tg.b] = tg.set
-		marked[t.first[tg.b]] = true
+		switch tg.kind {
+		case carryPair:
+			want[tg.b] = tg.set
+			marked[t.first[tg.b]] = true
+		case carryCovered:
+			covered[tg.cl] = append(covered[tg.cl], tg)
+			marked[tg.cl] = true
+		default:
+			chains[tg.b] = append(chains[tg.b], tg)
+			marked[t.first[tg.b]] = true
+		}
+	}
+	cp := &carryPlanner{m: m, pp: pairPlan{a: a}}
+	for _, tg := range targets {
+		cp.pp.sets = append(cp.pp.sets, tg.set)
 	}
 	adj := t.steinerAdj(marked)
-	pp := pairPlan{a: a}
-	for _, tg := range targets {
-		pp.sets = append(pp.sets, tg.set)
-	}
-	sizes := t.sizes
-	top := 0
-	alloc := func(n int) int { off := top; top += n; return off }
-	// Breadth first from T_a: the seeds, then each clique reached once,
-	// with its incoming message.
-	type visit struct{ c, from, msg, msgN int }
-	var queue []visit
+	A := []int{a}
 	seen := slices.Clone(inA)
+	var queue []visit
 	for c := range k {
-		if !inA[c] {
-			continue
-		}
-		st := pairStep{c: c, seed: true, cells: t.cells[c]}
-		for _, n := range adj[c] {
-			if seen[n] {
-				continue
-			}
-			seen[n] = true
-			attrs := union(intersect(t.cliques[c], t.cliques[n]), []int{a}) // inside c
-			n2 := int(cellsOf(sizes, attrs))
-			off := alloc(n2)
-			st.outputs = append(st.outputs, pairOut{p: newProj(sizes, t.cliques[c], attrs), set: -1, off: off, n: n2})
-			queue = append(queue, visit{c: n, from: c, msg: off, msgN: n2})
-		}
-		if len(st.outputs) > 0 {
-			pp.cost += st.cells * len(st.outputs)
-			pp.steps = append(pp.steps, st)
+		if inA[c] {
+			queue = cp.seedStep(c, A, adj, seen, queue)
 		}
 	}
+	type stage2 struct {
+		e       int // the clique E
+		msgs    []visit
+		targets []pairTarget
+	}
+	var second []stage2
 	for q := 0; q < len(queue); q++ {
 		v := queue[q]
-		c := v.c
-		sep := intersect(t.cliques[c], t.cliques[v.from])
-		inAttrs := union(sep, []int{a})
-		u := union(t.cliques[c], []int{a})
-		st := pairStep{c: c, in: v.msg, inN: v.msgN, inSep: newProj(sizes, inAttrs, sep),
-			fromC: newProj(sizes, u, t.cliques[c]), fromIn: newProj(sizes, u, inAttrs), cells: int(cellsOf(sizes, u))}
-		st.sepN = int(cellsOf(sizes, sep))
-		st.sep = alloc(st.sepN)
-		for _, b := range t.cliques[c] {
+		st, sep := cp.carryStep(v, A, cp.alloc)
+		u := union(t.cliques[v.c], A)
+		for _, b := range t.cliques[v.c] {
 			if set, ok := want[b]; ok && !slices.Contains(sep, b) {
-				st.outputs = append(st.outputs, pairOut{p: newProj(sizes, u, union([]int{a}, []int{b})), set: set})
+				st.outputs = append(st.outputs, pairOut{p: newProj(t.sizes, u, union(A, []int{b})), set: set})
 			}
 		}
-		for _, n := range adj[c] {
-			if seen[n] {
-				continue
-			}
-			seen[n] = true
-			attrs := union(intersect(t.cliques[c], t.cliques[n]), []int{a})
-			n2 := int(cellsOf(sizes, attrs))
-			off := alloc(n2)
-			st.outputs = append(st.outputs, pairOut{p: newProj(sizes, u, attrs), set: -1, off: off, n: n2})
-			queue = append(queue, visit{c: n, from: c, msg: off, msgN: n2})
+		for _, tg := range covered[v.c] {
+			st.outputs = append(st.outputs, pairOut{p: newProj(t.sizes, u, union(A, []int{tg.b, tg.c})), set: tg.set})
 		}
-		pp.cost += 2*v.msgN + st.cells*(2+len(st.outputs))
-		pp.steps = append(pp.steps, st)
+		// Second stages seeded here: the middle attributes that first
+		// appear in this clique.
+		for _, b := range t.cliques[v.c] {
+			if tgs, ok := chains[b]; ok && !slices.Contains(sep, b) {
+				if msgs, kept := cp.chainSeed(&st, v.c, union(A, []int{b}), tgs); len(kept) > 0 {
+					second = append(second, stage2{e: v.c, msgs: msgs, targets: kept})
+				}
+			}
+		}
+		queue = cp.messages(&st, v.c, u, A, adj, seen, queue, cp.alloc)
+		cp.pp.cost += 2*v.msgN + st.cells*(2+len(st.outputs))
+		cp.pp.steps = append(cp.pp.steps, st)
 	}
-	pp.arenaN = top + elimBlock
-	return pp
+	for _, s2 := range second {
+		cp.stage2(s2.e, s2.msgs, s2.targets)
+	}
+	cp.pp.arenaN = cp.top + cp.max2 + elimBlock
+	cp.pp.sets = slices.DeleteFunc(cp.pp.sets, func(s int) bool { return slices.Contains(cp.failed, s) })
+	return cp.pp, cp.failed
+}
+
+// seedStep adds the step of a T_a clique c: its belief summed onto the
+// messages to its neighbours in adj not yet seen (queued).
+func (cp *carryPlanner) seedStep(c int, A []int, adj [][]int, seen []bool, queue []visit) []visit {
+	t := cp.m.t
+	st := pairStep{c: c, seed: true, cells: t.cells[c]}
+	queue = cp.messages(&st, c, t.cliques[c], A, adj, seen, queue, cp.alloc)
+	if len(st.outputs) > 0 {
+		cp.pp.cost += st.cells * len(st.outputs)
+		cp.pp.steps = append(cp.pp.steps, st)
+	}
+	return queue
+}
+
+// carryStep returns the step of clique v.c carrying A from its incoming
+// message (outputs to add), with its scratch from alloc, and the
+// separator it was entered by.
+func (cp *carryPlanner) carryStep(v visit, A []int, alloc func(int) int) (pairStep, []int) {
+	t := cp.m.t
+	sizes := t.sizes
+	c := v.c
+	sep := intersect(t.cliques[c], t.cliques[v.from])
+	inAttrs := union(sep, A)
+	u := union(t.cliques[c], A)
+	st := pairStep{c: c, in: v.msg, inN: v.msgN, inSep: newProj(sizes, inAttrs, sep),
+		fromC: newProj(sizes, u, t.cliques[c]), fromIn: newProj(sizes, u, inAttrs), cells: int(cellsOf(sizes, u))}
+	st.sepN = int(cellsOf(sizes, sep))
+	st.sep = alloc(st.sepN)
+	return st, sep
+}
+
+// messages adds to st (the step of clique c, carrying A, whose table is
+// over u) the messages to c's neighbours in adj not yet seen, in cells
+// from alloc, and queues them.
+func (cp *carryPlanner) messages(st *pairStep, c int, u, A []int, adj [][]int, seen []bool, queue []visit, alloc func(int) int) []visit {
+	t := cp.m.t
+	for _, n := range adj[c] {
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
+		attrs := union(intersect(t.cliques[c], t.cliques[n]), A)
+		n2 := int(cellsOf(t.sizes, attrs))
+		off := alloc(n2)
+		st.outputs = append(st.outputs, pairOut{p: newProj(t.sizes, u, attrs), set: -1, off: off, n: n2})
+		queue = append(queue, visit{c: n, from: c, msg: off, msgN: n2})
+	}
+	return queue
+}
+
+// chainSeed adds to st (the step of clique e, where the middle attribute
+// of targets first appears) the messages P(A2, x_S) toward the targets'
+// end attributes, A2 = {a, b}, in the first stage's region, and returns
+// them with the targets kept: a target one of whose second-stage messages
+// would exceed Settings.MaxElimCells is left to variable elimination.
+func (cp *carryPlanner) chainSeed(st *pairStep, e int, A2 []int, targets []pairTarget) ([]visit, []pairTarget) {
+	t := cp.m.t
+	// Each target's messages stay under the cap, or it is left to
+	// variable elimination (the same choice for any list of targets).
+	kept := targets[:0:0]
+	for _, tg := range targets {
+		path, fits := t.path(e, t.first[tg.c]), true
+		for k := 1; k < len(path) && fits; k++ {
+			fits = cellsOf(t.sizes, union(intersect(t.cliques[path[k-1]], t.cliques[path[k]]), A2)) <= float64(cp.m.maxElim)
+		}
+		if fits {
+			kept = append(kept, tg)
+		} else {
+			cp.failed = append(cp.failed, tg.set)
+		}
+	}
+	if len(kept) == 0 {
+		return nil, nil
+	}
+	adj := cp.stage2Adj(e, kept)
+	u := union(t.cliques[e], []int{cp.pp.a}) // e holds b
+	var msgs []visit
+	for _, n := range adj[e] {
+		attrs := union(intersect(t.cliques[e], t.cliques[n]), A2)
+		n2 := int(cellsOf(t.sizes, attrs))
+		off := cp.alloc(n2)
+		st.outputs = append(st.outputs, pairOut{p: newProj(t.sizes, u, attrs), set: -1, off: off, n: n2})
+		msgs = append(msgs, visit{c: n, from: e, msg: off, msgN: n2})
+	}
+	return msgs, kept
+}
+
+// path returns the cliques of the tree path from u to v, in order.
+func (t *Tree) path(u, v int) []int {
+	var up, down []int
+	for u != v {
+		if u > v {
+			up = append(up, u)
+			u = t.parent[u]
+		} else {
+			down = append(down, v)
+			v = t.parent[v]
+		}
+	}
+	up = append(up, u)
+	slices.Reverse(down)
+	return append(up, down...)
+}
+
+// stage2Adj is the subtree of a second stage: from clique e to the first
+// cliques holding the targets' end attributes.
+func (cp *carryPlanner) stage2Adj(e int, targets []pairTarget) [][]int {
+	t := cp.m.t
+	marked := make([]bool, len(t.cliques))
+	marked[e] = true
+	for _, tg := range targets {
+		marked[t.first[tg.c]] = true
+	}
+	return t.steinerAdj(marked)
+}
+
+// stage2 adds the steps of a second stage: {a, b} carried from clique e
+// by the messages msgs to the first cliques holding the targets' end
+// attributes, in the second stages' region.
+func (cp *carryPlanner) stage2(e int, msgs []visit, targets []pairTarget) {
+	t := cp.m.t
+	A2 := union([]int{cp.pp.a}, []int{targets[0].b})
+	ends := make(map[int]int, len(targets))
+	for _, tg := range targets {
+		ends[tg.c] = tg.set
+	}
+	adj := cp.stage2Adj(e, targets)
+	seen := make([]bool, len(t.cliques))
+	seen[e] = true
+	for _, v := range msgs {
+		seen[v.c] = true
+	}
+	cp.top2 = 0
+	queue := slices.Clone(msgs)
+	for q := 0; q < len(queue); q++ {
+		v := queue[q]
+		st, sep := cp.carryStep(v, A2, cp.alloc2)
+		u := union(t.cliques[v.c], A2)
+		for _, c := range t.cliques[v.c] {
+			if set, ok := ends[c]; ok && !slices.Contains(sep, c) {
+				st.outputs = append(st.outputs, pairOut{p: newProj(t.sizes, u, union(A2, []int{c})), set: set})
+			}
+		}
+		queue = cp.messages(&st, v.c, u, A2, adj, seen, queue, cp.alloc2)
+		cp.pp.cost += 2*v.msgN + st.cells*(2+len(st.outputs))
+		cp.pp.steps = append(cp.pp.steps, st)
+	}
+	cp.max2 = max(cp.max2, cp.top2)
 }
 
 // steinerAdj returns the adjacency lists of the smallest subtree of the
@@ -256,10 +586,17 @@ func (j *pairJob) Run(w, lo, hi int) {
 	}
 }
 
-// pairMarginal computes the marginal of D on a pair that no clique covers,
-// allocating its plan and tables: the same bits as Marginals.
-func (m *Model) pairMarginal(set []int, out []float64) {
-	a, b := m.t.carrier(set)
-	pp := m.planPairs(a, []pairTarget{{b: b, set: 0}})
+// carriedMarginal computes the marginal of D on a set that no clique
+// covers by carrying attribute a to target tg (Model.crossPlan),
+// allocating its plan and tables: the same bits as Marginals. It reports
+// false, writing nothing, when the plan leaves the set to variable
+// elimination.
+func (m *Model) carriedMarginal(a int, tg pairTarget, out []float64) bool {
+	tg.set = 0
+	pp, failed := m.planPairs(a, []pairTarget{tg})
+	if len(failed) > 0 {
+		return false
+	}
 	m.runPairs(&pp, [][]float64{out}, make([]float64, pp.arenaN), make([]int, len(m.t.sizes)+1))
+	return true
 }
