@@ -259,8 +259,8 @@ func (m *Model) planPairs(a int, targets []pairTarget) (pairPlan, []int) {
 		marked[c] = inA[c]
 	}
 	want := make(map[int]int, len(targets)) // a pair's b → set index
-	covered := make(map[int][]pairTarget)    // a covered triple's clique → its targets
-	chains := make(map[int][]pairTarget)     // a chain triple's middle b → its targets
+	covered := make(map[int][]pairTarget)   // a covered triple's clique → its targets
+	chains := make(map[int][]pairTarget)    // a chain triple's middle b → its targets
 	for _, tg := range targets {
 		switch tg.kind {
 		case carryPair:
