@@ -1,6 +1,10 @@
 package model
 
-import "slices"
+import (
+	"cmp"
+	"maps"
+	"slices"
+)
 
 // The marginals of pairs that no clique covers, and of triples that no
 // clique covers but one of whose pairs a clique covers, by carrying one
@@ -23,8 +27,11 @@ import "slices"
 // from T_a to T_c passes through T_b): the pass of a reaches T_b at one
 // clique E, whose table P(a, x_E) sums onto the messages P(a, b, x_S)
 // toward c; from there the pair {a, b} is carried as a was, P(a, b, x_D) =
-// P(x_D)·P(a, b | x_S), to the first clique holding c. Triples whose three
-// subtrees meet elsewhere are left to variable elimination.
+// P(x_D)·P(a, b | x_S), to the first clique holding c. When instead the
+// three subtrees meet at a clique m that holds none of the three, b is
+// carried alone from T_b to m, where P(a, b, x_m) = P(x_m)·P(a | x_Sa)·
+// P(b | x_Sb) (the conditionals of the two incoming messages) sums onto the
+// messages toward c, carried on as in the chain.
 
 // pairOut is one output of a carry step: a target's table, or the message
 // to a neighbouring clique (a table over the separator and the carried
@@ -51,6 +58,14 @@ type pairStep struct {
 	fromIn  proj // C ∪ A → S ∪ A
 	cells   int  // cells of C ∪ A (of C for a seed)
 	outputs []pairOut
+	// A branch's meeting step: the first incoming message is already a
+	// conditional (inCond), and a second one, P(b, x_S2) over S2 ∪ {b},
+	// is turned into P(b | x_S2) and multiplied in too.
+	inCond      bool
+	in2, in2N   int
+	sep2, sep2N int
+	in2Sep      proj // S2 ∪ {b} → S2
+	fromIn2     proj // C ∪ A → S2 ∪ {b}
 }
 
 // pairPlan carries attribute a to the cliques of its targets.
@@ -67,6 +82,7 @@ const (
 	carryPair    = iota // {a, b}: b's first clique on the way
 	carryCovered        // {a, b, c}: {b, c} is in clique cl
 	carryChain          // {a, b, c}: T_b lies between T_a and T_c
+	carryBranch         // {a, b, c}: T_a, T_b and T_c meet at clique cl
 )
 
 // pairTarget is a set to answer by carrying attribute a (see the kinds);
@@ -86,8 +102,7 @@ func (t *Tree) carrier(set []int) (a, b int) {
 
 // carriedTarget returns, for a set that no clique covers, the attribute to
 // carry and the target that answers the set by the carry, or ok false when
-// it cannot (a triple whose attributes' subtrees meet at a clique holding
-// none of them, or a larger set). A pair carries its smaller attribute. A
+// it cannot (a set of more than three attributes). A pair carries its smaller attribute. A
 // triple with a covered pair carries the attribute outside a covered pair,
 // the one with the fewest values (the lowest on ties), to the first clique
 // covering the pair; a triple with an attribute b between the other two
@@ -120,43 +135,75 @@ func (t *Tree) carriedTarget(set []int) (a int, tg pairTarget, ok bool) {
 			}
 			return a, pairTarget{kind: carryChain, b: b, c: c}, true
 		}
+		// The subtrees meet at a clique holding none of them: carry the
+		// two smallest attributes (the lower on ties) to it.
+		order := []int{set[0], set[1], set[2]}
+		slices.SortStableFunc(order, func(x, y int) int { return t.sizes[x] - t.sizes[y] })
+		m := t.median(t.first[order[0]], t.first[order[1]], t.first[order[2]])
+		return order[0], pairTarget{kind: carryBranch, b: order[1], c: order[2], cl: m}, true
 	}
 	return 0, pairTarget{}, false
 }
 
-// carryCost estimates the cells a carry touches for target tg beyond the
-// pass of a itself, which every pair and triple carrying a shares: a
-// covered triple's output pass over its clique ∪ {a}; for a chain triple
-// two passes over D ∪ {a, b} for every clique D on the path from T_b to
-// the end attribute's first clique.
-func (t *Tree) carryCost(a int, tg pairTarget) float64 {
+// carryCost estimates the cells a carry of a touches to answer target tg
+// alone: two passes over C ∪ {a} for every clique C on the path from T_a
+// to the target's clique (T_b's first for a chain, the meeting clique for
+// a branch); for a covered triple, its output's pass over its clique ∪
+// {a}; for a chain triple two passes over D ∪ {a, b} for every clique D on
+// the path from T_b to the end attribute's first clique; for a branch, the
+// passes of b to the meeting clique m, three over m ∪ {a, b}, and those of
+// {a, b} from m to c's first clique. Targets sharing the pass of a cost
+// less in a batch; the estimate does not count on it.
+func (t *Tree) carryCost(a int, tg pairTarget) (cost, largest float64) {
+	A, AB := []int{a}, []int{a, tg.b}
+	var p pathSum
 	switch tg.kind {
 	case carryPair:
-		return 0
+		p.add(t, t.first[tg.b], t.first[a], A, a)
 	case carryCovered:
-		return t.cellsWith(tg.cl, []int{a})
+		p.add(t, tg.cl, t.first[a], A, a)
+		p.cost += t.cellsWith(tg.cl, A)
+	case carryChain:
+		p.add(t, t.first[tg.b], t.first[a], A, a)
+		p.add(t, t.first[tg.c], t.first[tg.b], AB, tg.b)
+	default:
+		p.add(t, tg.cl, t.first[a], A, a)
+		p.add(t, t.first[tg.b], tg.cl, []int{tg.b}, tg.b)
+		p.add(t, t.first[tg.c], tg.cl, AB, a)
+		p.cost += 3 * t.cellsWith(tg.cl, AB)
 	}
-	return t.pathCost(t.first[tg.c], t.first[tg.b], []int{a, tg.b}, tg.b)
+	return p.cost, p.largest
 }
 
-// pathCost is 2·Σ cells(C ∪ A) over the cliques C on the tree path from u
-// to v that do not hold attribute skip.
-func (t *Tree) pathCost(u, v int, A []int, skip int) float64 {
-	cost := 0.0
-	add := func(c int) {
+// pathSum adds up the passes of a carry along tree paths.
+type pathSum struct{ cost, largest float64 }
+
+// add counts two passes over C ∪ A for every clique C on the tree path
+// from u to v that does not hold attribute skip, and the largest such
+// table.
+func (p *pathSum) add(t *Tree, u, v int, A []int, skip int) {
+	for _, c := range t.path(u, v) {
 		if !t.member[c][skip] {
-			cost += 2 * t.cellsWith(c, A)
+			n := t.cellsWith(c, A)
+			p.cost += 2 * n
+			p.largest = max(p.largest, n)
 		}
 	}
-	for u != v {
-		if u < v {
-			u, v = v, u
-		}
-		add(u)
-		u = t.parent[u]
+}
+
+// median returns the clique on all three tree paths between cliques u, v
+// and w: the first clique of the path from w to u on the path from u to v.
+func (t *Tree) median(u, v, w int) int {
+	on := make(map[int]bool)
+	for _, c := range t.path(u, v) {
+		on[c] = true
 	}
-	add(u)
-	return cost
+	for _, c := range t.path(w, u) {
+		if on[c] {
+			return c
+		}
+	}
+	panic("model: no median in a tree")
 }
 
 // cellsWith is the number of cells of clique c ∪ A.
@@ -172,8 +219,10 @@ func (t *Tree) cellsWith(c int, A []int) float64 {
 
 // crossPlan chooses how to answer a set that no clique covers: by a carry
 // (ok, with the attribute a carried and the target tg) for a pair, or for
-// a triple the carry can answer whose own share of the carry
-// (Tree.carryCost) costs no more than its variable elimination; else variable elimination, whose
+// a triple the carry can answer whose carry alone (Tree.carryCost) passes
+// over no table larger than Settings.MaxElimCells, the cap on variable
+// elimination's tables, and costs no more than its variable elimination
+// (or that elimination would exceed the cap); else variable elimination, whose
 // plan it returns (marking in needCond the conditionals the plan reads).
 // The choice depends only on the set and the tree, so Marginal and
 // Marginals make the same one.
@@ -184,8 +233,11 @@ func (m *Model) crossPlan(set []int, needCond []bool) (a int, tg pairTarget, ok 
 	}
 	need := make([]bool, len(m.t.cliques))
 	sp = m.planSet(set, need)
-	if ok && (sp.err != nil || m.t.carryCost(a, tg) <= float64(sp.cost)) {
-		return a, tg, true, setPlan{}
+	if ok {
+		cost, largest := m.t.carryCost(a, tg)
+		if largest <= float64(m.maxElim) && (sp.err != nil || cost <= float64(sp.cost)) {
+			return a, tg, true, setPlan{}
+		}
 	}
 	for c, need := range need {
 		if need {
@@ -247,8 +299,8 @@ func (cp *carryPlanner) alloc2(n int) int { off := cp.top + cp.top2; cp.top2 += 
 
 // planPairs compiles the carry of attribute a to targets (none of which a
 // clique covers) and returns the plan and the set indices of the targets
-// it leaves to variable elimination: chain triples whose second-stage
-// messages would exceed Settings.MaxElimCells.
+// it leaves to variable elimination: chain and branch triples whose
+// second-stage messages would exceed Settings.MaxElimCells.
 func (m *Model) planPairs(a int, targets []pairTarget) (pairPlan, []int) {
 	t := m.t
 	k := len(t.cliques)
@@ -258,9 +310,10 @@ func (m *Model) planPairs(a int, targets []pairTarget) (pairPlan, []int) {
 		inA[c] = t.member[c][a]
 		marked[c] = inA[c]
 	}
-	want := make(map[int]int, len(targets)) // a pair's b → set index
-	covered := make(map[int][]pairTarget)   // a covered triple's clique → its targets
-	chains := make(map[int][]pairTarget)    // a chain triple's middle b → its targets
+	want := make(map[int]int, len(targets))   // a pair's b → set index
+	covered := make(map[int][]pairTarget)     // a covered triple's clique → its targets
+	chains := make(map[int][]pairTarget)      // a chain triple's middle b → its targets
+	branches := make(map[[2]int][]pairTarget) // a branch's (b, meeting clique) → its targets
 	for _, tg := range targets {
 		switch tg.kind {
 		case carryPair:
@@ -269,9 +322,13 @@ func (m *Model) planPairs(a int, targets []pairTarget) (pairPlan, []int) {
 		case carryCovered:
 			covered[tg.cl] = append(covered[tg.cl], tg)
 			marked[tg.cl] = true
-		default:
+		case carryChain:
 			chains[tg.b] = append(chains[tg.b], tg)
 			marked[t.first[tg.b]] = true
+		default:
+			key := [2]int{tg.b, tg.cl}
+			branches[key] = append(branches[key], tg)
+			marked[tg.cl] = true
 		}
 	}
 	cp := &carryPlanner{m: m, pp: pairPlan{a: a}}
@@ -293,8 +350,10 @@ func (m *Model) planPairs(a int, targets []pairTarget) (pairPlan, []int) {
 		targets []pairTarget
 	}
 	var second []stage2
+	meet := make(map[int]visit) // the first stage's visit of each clique
 	for q := 0; q < len(queue); q++ {
 		v := queue[q]
+		meet[v.c] = v
 		st, sep := cp.carryStep(v, A, cp.alloc)
 		u := union(t.cliques[v.c], A)
 		for _, b := range t.cliques[v.c] {
@@ -319,7 +378,13 @@ func (m *Model) planPairs(a int, targets []pairTarget) (pairPlan, []int) {
 		cp.pp.steps = append(cp.pp.steps, st)
 	}
 	for _, s2 := range second {
+		cp.top2 = 0
 		cp.stage2(s2.e, s2.msgs, s2.targets)
+	}
+	keys := slices.Collect(maps.Keys(branches))
+	slices.SortFunc(keys, func(x, y [2]int) int { return cmp.Or(x[0]-y[0], x[1]-y[1]) })
+	for _, key := range keys {
+		cp.branch(key[1], key[0], meet[key[1]], branches[key])
 	}
 	cp.pp.arenaN = cp.top + cp.max2 + elimBlock
 	cp.pp.sets = slices.DeleteFunc(cp.pp.sets, func(s int) bool { return slices.Contains(cp.failed, s) })
@@ -382,20 +447,7 @@ func (cp *carryPlanner) messages(st *pairStep, c int, u, A []int, adj [][]int, s
 // would exceed Settings.MaxElimCells is left to variable elimination.
 func (cp *carryPlanner) chainSeed(st *pairStep, e int, A2 []int, targets []pairTarget) ([]visit, []pairTarget) {
 	t := cp.m.t
-	// Each target's messages stay under the cap, or it is left to
-	// variable elimination (the same choice for any list of targets).
-	kept := targets[:0:0]
-	for _, tg := range targets {
-		path, fits := t.path(e, t.first[tg.c]), true
-		for k := 1; k < len(path) && fits; k++ {
-			fits = cellsOf(t.sizes, union(intersect(t.cliques[path[k-1]], t.cliques[path[k]]), A2)) <= float64(cp.m.maxElim)
-		}
-		if fits {
-			kept = append(kept, tg)
-		} else {
-			cp.failed = append(cp.failed, tg.set)
-		}
-	}
+	kept := cp.underCap(e, A2, targets)
 	if len(kept) == 0 {
 		return nil, nil
 	}
@@ -410,6 +462,95 @@ func (cp *carryPlanner) chainSeed(st *pairStep, e int, A2 []int, targets []pairT
 		msgs = append(msgs, visit{c: n, from: e, msg: off, msgN: n2})
 	}
 	return msgs, kept
+}
+
+// underCap returns the targets whose second-stage messages, carrying A2
+// from clique e to the first clique holding the target's end attribute,
+// stay under Settings.MaxElimCells (the same choice for any list of
+// targets); it leaves the others to variable elimination.
+func (cp *carryPlanner) underCap(e int, A2 []int, targets []pairTarget) []pairTarget {
+	t := cp.m.t
+	kept := targets[:0:0]
+	for _, tg := range targets {
+		path, fits := t.path(e, t.first[tg.c]), true
+		for k := 1; k < len(path) && fits; k++ {
+			fits = cellsOf(t.sizes, union(intersect(t.cliques[path[k-1]], t.cliques[path[k]]), A2)) <= float64(cp.m.maxElim)
+		}
+		if fits {
+			kept = append(kept, tg)
+		} else {
+			cp.failed = append(cp.failed, tg.set)
+		}
+	}
+	return kept
+}
+
+// branch adds the steps of the branch targets meeting at clique m with
+// middle attribute b: b carried alone from T_b to m, the meeting step at m
+// (its first incoming message, that of a, is x's visit of m in the first
+// stage, already a conditional when it runs), and the second stage of
+// {a, b} from m to the targets' end attributes, all in the second stages'
+// region.
+func (cp *carryPlanner) branch(m, b int, xv visit, targets []pairTarget) {
+	t := cp.m.t
+	sizes := t.sizes
+	a := cp.pp.a
+	A2 := union([]int{a}, []int{b})
+	kept := cp.underCap(m, A2, targets)
+	if len(kept) == 0 {
+		return
+	}
+	cp.top2 = 0
+	// b from the last clique holding it on the path to m.
+	path := t.path(t.first[b], m)
+	j := 0
+	for k, c := range path {
+		if t.member[c][b] {
+			j = k
+		}
+	}
+	B := []int{b}
+	seed := pairStep{c: path[j], seed: true, cells: t.cells[path[j]]}
+	attrs := union(intersect(t.cliques[path[j]], t.cliques[path[j+1]]), B)
+	n := int(cellsOf(sizes, attrs))
+	msg := visit{c: path[j+1], from: path[j], msg: cp.alloc2(n), msgN: n}
+	seed.outputs = append(seed.outputs, pairOut{p: newProj(sizes, t.cliques[path[j]], attrs), set: -1, off: msg.msg, n: n})
+	cp.pp.cost += seed.cells
+	cp.pp.steps = append(cp.pp.steps, seed)
+	for k := j + 1; k < len(path)-1; k++ {
+		st, _ := cp.carryStep(msg, B, cp.alloc2)
+		attrs := union(intersect(t.cliques[path[k]], t.cliques[path[k+1]]), B)
+		n := int(cellsOf(sizes, attrs))
+		next := visit{c: path[k+1], from: path[k], msg: cp.alloc2(n), msgN: n}
+		st.outputs = append(st.outputs, pairOut{p: newProj(sizes, union(t.cliques[path[k]], B), attrs), set: -1, off: next.msg, n: n})
+		cp.pp.cost += 2*msg.msgN + st.cells*3
+		cp.pp.steps = append(cp.pp.steps, st)
+		msg = next
+	}
+	// The meeting step: P(x_m)·P(a | x_Sa)·P(b | x_Sb) over m ∪ {a, b}.
+	u := union(t.cliques[m], A2)
+	sa := intersect(t.cliques[m], t.cliques[xv.from])
+	sb := intersect(t.cliques[m], t.cliques[msg.from])
+	st := pairStep{c: m, in: xv.msg, inN: xv.msgN, inCond: true,
+		fromC: newProj(sizes, u, t.cliques[m]), fromIn: newProj(sizes, u, union(sa, []int{a})), cells: int(cellsOf(sizes, u)),
+		in2: msg.msg, in2N: msg.msgN, in2Sep: newProj(sizes, union(sb, B), sb), fromIn2: newProj(sizes, u, union(sb, B))}
+	st.sep2N = int(cellsOf(sizes, sb))
+	st.sep2 = cp.alloc2(st.sep2N)
+	adj := cp.stage2Adj(m, kept)
+	seen := make([]bool, len(t.cliques))
+	seen[m] = true
+	var msgs []visit
+	for _, nb := range adj[m] {
+		seen[nb] = true
+		attrs := union(intersect(t.cliques[m], t.cliques[nb]), A2)
+		n := int(cellsOf(sizes, attrs))
+		off := cp.alloc2(n)
+		st.outputs = append(st.outputs, pairOut{p: newProj(sizes, u, attrs), set: -1, off: off, n: n})
+		msgs = append(msgs, visit{c: nb, from: m, msg: off, msgN: n})
+	}
+	cp.pp.cost += 2*msg.msgN + st.cells*(3+len(st.outputs))
+	cp.pp.steps = append(cp.pp.steps, st)
+	cp.stage2(m, msgs, kept)
 }
 
 // path returns the cliques of the tree path from u to v, in order.
@@ -443,7 +584,8 @@ func (cp *carryPlanner) stage2Adj(e int, targets []pairTarget) [][]int {
 
 // stage2 adds the steps of a second stage: {a, b} carried from clique e
 // by the messages msgs to the first cliques holding the targets' end
-// attributes, in the second stages' region.
+// attributes, in the second stages' region (after the cp.top2 cells the
+// stage has taken already).
 func (cp *carryPlanner) stage2(e int, msgs []visit, targets []pairTarget) {
 	t := cp.m.t
 	A2 := union([]int{cp.pp.a}, []int{targets[0].b})
@@ -457,7 +599,6 @@ func (cp *carryPlanner) stage2(e int, msgs []visit, targets []pairTarget) {
 	for _, v := range msgs {
 		seen[v.c] = true
 	}
-	cp.top2 = 0
 	queue := slices.Clone(msgs)
 	for q := 0; q < len(queue); q++ {
 		v := queue[q]
@@ -516,17 +657,15 @@ func (m *Model) runPairs(pp *pairPlan, outs [][]float64, arena []float64, dig []
 			}
 			continue
 		}
-		// P(a | x_S) in place of P(a, x_S): divided by Σ_a (0 where it is 0).
 		msg := arena[st.in : st.in+st.inN]
-		sep := arena[st.sep : st.sep+st.sepN]
-		clear(sep)
-		st.inSep.sumTo(sep, msg, 0, st.inN, dig)
-		for j, v := range sep {
-			if v > 0 {
-				sep[j] = 1 / v
-			}
+		if !st.inCond {
+			condIn(msg, arena[st.sep:st.sep+st.sepN], &st.inSep, dig)
 		}
-		st.inSep.mulFrom(msg, sep, 0, st.inN, dig)
+		var msg2 []float64
+		if st.in2N > 0 {
+			msg2 = arena[st.in2 : st.in2+st.in2N]
+			condIn(msg2, arena[st.sep2:st.sep2+st.sep2N], &st.in2Sep, dig)
+		}
 		for _, o := range st.outputs {
 			if o.set >= 0 {
 				if outs[o.set] != nil {
@@ -543,6 +682,9 @@ func (m *Model) runPairs(pp *pairPlan, outs [][]float64, arena []float64, dig []
 			prod := arena[prodAt : prodAt+hi-lo]
 			st.fromC.setFrom(prod, b, lo, hi, dig)
 			st.fromIn.mulFrom(prod, msg, lo, hi, dig)
+			if msg2 != nil {
+				st.fromIn2.mulFrom(prod, msg2, lo, hi, dig)
+			}
 			for _, o := range st.outputs {
 				dst := arena[o.off : o.off+o.n]
 				if o.set >= 0 {
@@ -567,6 +709,19 @@ func (m *Model) runPairs(pp *pairPlan, outs [][]float64, arena []float64, dig []
 			}
 		}
 	}
+}
+
+// condIn turns a message P(A, x_S) into P(A | x_S) in place: divided by
+// its sum over A (0 where that is 0), with sep (cells of S) as scratch.
+func condIn(msg, sep []float64, inSep *proj, dig []int) {
+	clear(sep)
+	inSep.sumTo(sep, msg, 0, len(msg), dig)
+	for j, v := range sep {
+		if v > 0 {
+			sep[j] = 1 / v
+		}
+	}
+	inSep.mulFrom(msg, sep, 0, len(msg), dig)
 }
 
 // pairJob runs a batch's carry plans whose running cost starts in a
