@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/dpsynth/synth/query"
@@ -242,6 +243,26 @@ func checkAnswers(name string, a []float64, m int, required bool) error {
 	return nil
 }
 
+// otherErrors summarises the errors of the distribution's answers against
+// the data's and of the rows' against the distribution's, and of the rows'
+// against the holdout's, each nil when its answers are.
+func otherErrors(in *Input, m int) (dist, sampling, population *Metrics) {
+	if in.Distribution == nil && in.Holdout == nil {
+		return nil, nil, nil
+	}
+	tmp := make([]float64, m)
+	if in.Distribution != nil {
+		d := Summarize(AbsErrors(in.True, in.Distribution, tmp))
+		s := Summarize(AbsErrors(in.Distribution, in.Synthetic, tmp))
+		dist, sampling = &d, &s
+	}
+	if in.Holdout != nil {
+		p := Summarize(AbsErrors(in.Holdout, in.Synthetic, tmp))
+		population = &p
+	}
+	return dist, sampling, population
+}
+
 // Evaluate scores the synthetic answers against the true ones (and the
 // optional distribution and holdout answers) and returns the report.
 //
@@ -289,20 +310,23 @@ func Evaluate(in *Input) (*Report, error) {
 		return nil, err
 	}
 	r.OneWay = ow
+	// Three independent passes over the answers, side by side: the
+	// baseline, the other answer vectors' summaries, and the synthetic
+	// rows' errors.
 	var baseAns []float64
-	r.Baseline, baseAns = baseline(w, ow, in.True)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		r.Baseline, baseAns = baseline(w, ow, in.True)
+	}()
+	go func() {
+		defer wg.Done()
+		r.Errors.Distribution, r.Errors.Sampling, r.Errors.Population = otherErrors(in, m)
+	}()
 	errs := AbsErrors(in.True, in.Synthetic, make([]float64, m))
 	r.Errors.Synthetic = Summarize(errs)
-	tmp := make([]float64, m)
-	if in.Distribution != nil {
-		d := Summarize(AbsErrors(in.True, in.Distribution, tmp))
-		s := Summarize(AbsErrors(in.Distribution, in.Synthetic, tmp))
-		r.Errors.Distribution, r.Errors.Sampling = &d, &s
-	}
-	if in.Holdout != nil {
-		p := Summarize(AbsErrors(in.Holdout, in.Synthetic, tmp))
-		r.Errors.Population = &p
-	}
+	wg.Wait()
 	kept := make([]int, m)
 	for j := range kept {
 		kept[j] = j
@@ -348,7 +372,7 @@ func Evaluate(in *Input) (*Report, error) {
 		r.Queries[i] = q
 	}
 	r.Marginals = make([]MarginalError, len(w.Marginals()))
-	for i, s := range w.Marginals() {
+	marginal := func(i int, s query.Marginal) {
 		me := MarginalError{Attributes: w.SetNames(s), Offset: s.Offset, Cells: s.Cells, Weight: s.Weight}
 		me.L1 = l1(in.True, in.Synthetic, s) / s.Weight
 		me.TV = me.L1 / 2
@@ -369,6 +393,20 @@ func Evaluate(in *Input) (*Report, error) {
 		}
 		r.Marginals[i] = me
 	}
+	// The marginals in two halves, side by side.
+	ms := w.Marginals()
+	half := len(ms) / 2
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := half; i < len(ms); i++ {
+			marginal(i, ms[i])
+		}
+	}()
+	for i := range half {
+		marginal(i, ms[i])
+	}
+	wg.Wait()
 	r.Drilldown = drills(w, r, in, errs)
 	r.errs = errs // Evaluate's own slice
 	return r, nil

@@ -14,8 +14,10 @@
 // sum-product belief propagation on the clique tree in log space (two
 // passes, exact per-separator log-sum-exp where linear sums would
 // underflow) and gives log Z and the clique beliefs; Marginal reads any
-// marginal of D from a covering clique's belief, or by exact variable
-// elimination over the tree when no clique covers the set; AddTheta is the
+// marginal of D from a covering clique's belief, by carrying one
+// attribute (then a pair) through the tree for a pair or triple that no
+// clique covers when that costs less (pairs.go), or else by exact variable
+// elimination over the tree; AddTheta is the
 // mirror-descent update θ_c += s·g. Marginals and AddThetas do the same for
 // a list of sets at once: each list's plans (covering cliques, elimination
 // orders) are compiled once and cached, the conditionals that cross-clique
