@@ -131,7 +131,7 @@ func baseline(w *query.Workload, ow []OneWay, truth []float64) (*Baseline, []flo
 		p[i] = o.True
 	}
 	ans := w.AnswerProduct(p, make([]float64, w.M()))
-	return &Baseline{Description: BaselineDescription, Errors: Summarize(AbsErrors(truth, ans, make([]float64, w.M())))}, ans
+	return &Baseline{Description: BaselineDescription, Errors: summarizeScratch(AbsErrors(truth, ans, make([]float64, w.M())))}, ans
 }
 
 // drills returns the drill-down of the worst marginals by L1.

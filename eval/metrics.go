@@ -32,6 +32,23 @@ func AbsErrors(a, b, out []float64) []float64 {
 // Summarize returns the max, mean, RMSE and p95 of errs (zero for none).
 // It does not modify errs.
 func Summarize(errs []float64) Metrics {
+	m := moments(errs)
+	m.P95 = Percentile(errs, 0.95)
+	return m
+}
+
+// summarizeScratch is Summarize on errors the caller no longer needs: it
+// reorders errs instead of copying them for the percentile.
+func summarizeScratch(errs []float64) Metrics {
+	m := moments(errs)
+	if len(errs) > 0 {
+		m.P95 = selectKth(errs, nearestRank(len(errs), 0.95))
+	}
+	return m
+}
+
+// moments returns the max, mean and RMSE of errs (zero when empty).
+func moments(errs []float64) Metrics {
 	if len(errs) == 0 {
 		return Metrics{}
 	}
@@ -45,7 +62,6 @@ func Summarize(errs []float64) Metrics {
 	n := float64(len(errs))
 	m.Mean = sum / n
 	m.RMSE = math.Sqrt(sq / n)
-	m.P95 = Percentile(errs, 0.95)
 	return m
 }
 
@@ -55,9 +71,13 @@ func Percentile(xs []float64, q float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}
-	s := slices.Clone(xs)
-	r := int(math.Ceil(q*float64(len(s)))) - 1
-	return selectKth(s, min(max(r, 0), len(s)-1))
+	return selectKth(slices.Clone(xs), nearestRank(len(xs), q))
+}
+
+// nearestRank is the 0-based index of the ⌈q·n⌉-th smallest of n values.
+func nearestRank(n int, q float64) int {
+	r := int(math.Ceil(q*float64(n))) - 1
+	return min(max(r, 0), n-1)
 }
 
 // selectKth returns the k-th smallest value of s (0-based), reordering s:

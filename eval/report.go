@@ -252,12 +252,12 @@ func otherErrors(in *Input, m int) (dist, sampling, population *Metrics) {
 	}
 	tmp := make([]float64, m)
 	if in.Distribution != nil {
-		d := Summarize(AbsErrors(in.True, in.Distribution, tmp))
-		s := Summarize(AbsErrors(in.Distribution, in.Synthetic, tmp))
+		d := summarizeScratch(AbsErrors(in.True, in.Distribution, tmp))
+		s := summarizeScratch(AbsErrors(in.Distribution, in.Synthetic, tmp))
 		dist, sampling = &d, &s
 	}
 	if in.Holdout != nil {
-		p := Summarize(AbsErrors(in.Holdout, in.Synthetic, tmp))
+		p := summarizeScratch(AbsErrors(in.Holdout, in.Synthetic, tmp))
 		population = &p
 	}
 	return dist, sampling, population

@@ -17,7 +17,10 @@ type Settings struct {
 	// (0: GOMAXPROCS). Cliques below 65,536 cells run serially.
 	Workers int
 	// MaxElimCells caps every intermediate table of a cross-clique
-	// Marginal (0: 1<<24 cells, 128 MiB).
+	// Marginal's variable elimination, and the tables (built block by
+	// block) that a triple's carry passes over (0: 1<<24 cells, 128 MiB).
+	// A pair's carry is not capped: its tables are a clique's times one
+	// attribute's values.
 	MaxElimCells int
 }
 

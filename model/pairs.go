@@ -6,9 +6,8 @@ import (
 	"slices"
 )
 
-// The marginals of pairs that no clique covers, and of triples that no
-// clique covers but one of whose pairs a clique covers, by carrying one
-// attribute through the clique tree.
+// The marginals of pairs and triples that no clique covers, by carrying
+// one attribute (then a pair) through the clique tree.
 //
 // For an attribute a, the cliques holding it form a connected subtree T_a.
 // Leaving T_a across a separator S, the joint table P(a, x_S) is the sum of
@@ -102,11 +101,14 @@ func (t *Tree) carrier(set []int) (a, b int) {
 
 // carriedTarget returns, for a set that no clique covers, the attribute to
 // carry and the target that answers the set by the carry, or ok false when
-// it cannot (a set of more than three attributes). A pair carries its smaller attribute. A
-// triple with a covered pair carries the attribute outside a covered pair,
-// the one with the fewest values (the lowest on ties), to the first clique
-// covering the pair; a triple with an attribute b between the other two
-// carries the smaller of those (the lower on ties) through T_b.
+// it cannot (a set of more than three attributes). A pair carries its
+// smaller attribute. A triple with a covered pair carries the attribute
+// outside a covered pair, the one with the fewest values (the lowest on
+// ties), to the first clique covering the pair; a triple with an attribute
+// b between the other two carries the smaller of those (the lower on ties)
+// through T_b; any other triple carries its smallest attribute to the
+// clique where the three subtrees meet, and its second smallest from T_b
+// to the same clique (ties: the lower attribute first).
 func (t *Tree) carriedTarget(set []int) (a int, tg pairTarget, ok bool) {
 	switch len(set) {
 	case 2:
