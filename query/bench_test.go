@@ -189,3 +189,39 @@ func BenchmarkAnswerCounts(b *testing.B) {
 		w.AnswerCounts(c, out)
 	}
 }
+
+// BenchmarkTallyAddRows counts 200,000 rows of 64 attributes of 2–24
+// values into all 2,016 pair marginals, in batches of 4,096 rows (as the
+// release's row writer does).
+func BenchmarkTallyAddRows(b *testing.B) {
+	r := rand.New(rand.NewPCG(5, 6))
+	var sb strings.Builder
+	sb.WriteString("{")
+	sizes := make([]int, 64)
+	for a := range sizes {
+		sizes[a] = 2 + r.IntN(23)
+		if a > 0 {
+			sb.WriteString(", ")
+		}
+		fmt.Fprintf(&sb, "\"c%02d\": %d", a, sizes[a])
+	}
+	sb.WriteString("}")
+	d := mustDomain(b, sb.String())
+	w, err := KWay(d, 2, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const n, batch = 200000, 4096
+	rows := make([]int32, n*len(sizes))
+	for i := range rows {
+		rows[i] = int32(r.IntN(sizes[i%len(sizes)]))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		t := w.NewTally()
+		for lo := 0; lo < n; lo += batch {
+			hi := min(lo+batch, n)
+			t.AddRows(rows[lo*len(sizes) : hi*len(sizes)])
+		}
+	}
+}
