@@ -942,10 +942,15 @@ func sampleMixture(ctx context.Context, mx *solvers.Mixture, n int64, method mod
 // some marginal spans cliques beyond the elimination cap).
 func factoredAnswers(m *model.Model, wl *query.Workload) []float64 {
 	out := make([]float64, wl.M())
-	for _, s := range wl.Marginals() {
-		if err := m.Marginal(s.Attrs, out[s.Offset:s.Offset+s.Cells]); err != nil {
-			return nil
-		}
+	ms := wl.Marginals()
+	sets, outs := make([][]int, len(ms)), make([][]float64, len(ms))
+	for i, s := range ms {
+		sets[i], outs[i] = s.Attrs, out[s.Offset:s.Offset+s.Cells]
+	}
+	// One batch: the sets share the carries and conditionals, on every
+	// core (the same bits as one Marginal per set).
+	if err := m.Marginals(sets, outs); err != nil {
+		return nil
 	}
 	for j := range out {
 		out[j] *= wl.Weight(j)
