@@ -1,9 +1,11 @@
 package model
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 )
 
 // maxBatches is the number of compiled set lists a Model keeps for
@@ -58,6 +60,12 @@ type batch struct {
 	pairOff   []int  // running cost of the live plans
 	pairLive  []bool // the plan has a target to answer in this call
 	pairArena [][]float64
+	// The sets and the carry plans by decreasing cost (compiled once), and
+	// this call's units to run in that order: the workers take them one at
+	// a time, the largest first.
+	setsByCost  []int
+	pairsByCost []int
+	units       []int
 }
 
 // batchJob runs the sets of a Marginals call whose running cost starts in
@@ -67,11 +75,24 @@ type batchJob struct {
 	b    *batch
 	outs [][]float64
 	cond bool // the conditionals' pass (off indexes b.condCl)
+	// dyn: the workers take the sets of b.units one at a time (next is the
+	// next to take) rather than by their share of the running cost.
+	dyn  bool
+	next atomic.Int64
 }
 
 func (j *batchJob) Run(w, lo, hi int) {
 	m, b := j.m, j.b
 	dig := m.dig[w]
+	if j.dyn {
+		for {
+			k := int(j.next.Add(1) - 1)
+			if k >= len(b.units) {
+				return
+			}
+			j.runSet(b.units[k], w, dig)
+		}
+	}
 	if j.cond {
 		for i, c := range b.condCl {
 			if o := b.off[i]; o >= lo && o < hi {
@@ -81,19 +102,24 @@ func (j *batchJob) Run(w, lo, hi int) {
 		return
 	}
 	for i, s := range b.act {
-		if o := b.off[i]; o < lo || o >= hi {
-			continue
+		if o := b.off[i]; o >= lo && o < hi {
+			j.runSet(s, w, dig)
 		}
-		sp, out := &b.plans[s], j.outs[s]
-		switch {
-		case sp.covering < 0:
-			m.runCross(sp, out, b.cond, b.arena[w], dig)
-		case sp.whole:
-			copy(out, m.belief[sp.covering])
-		default:
-			clear(out)
-			sp.p.sumTo(out, m.belief[sp.covering], 0, sp.p.cells, dig)
-		}
+	}
+}
+
+// runSet answers set s of the batch on worker w.
+func (j *batchJob) runSet(s, w int, dig []int) {
+	m, b := j.m, j.b
+	sp, out := &b.plans[s], j.outs[s]
+	switch {
+	case sp.covering < 0:
+		m.runCross(sp, out, b.cond, b.arena[w], dig)
+	case sp.whole:
+		copy(out, m.belief[sp.covering])
+	default:
+		clear(out)
+		sp.p.sumTo(out, m.belief[sp.covering], 0, sp.p.cells, dig)
 	}
 }
 
@@ -158,7 +184,7 @@ func (m *Model) Marginals(sets [][]int, outs [][]float64) error {
 		if out == nil || sp.err != nil || sp.carried {
 			continue
 		}
-		if sp.covering >= 0 && !sp.whole && sp.p.cells >= minParallel {
+		if !b.live(i, outs) {
 			m.sum(&sp.p, out, m.belief[sp.covering])
 			continue
 		}
@@ -197,12 +223,36 @@ func (m *Model) runBatch(b *batch, outs [][]float64, total int, cond bool) {
 			}
 		}
 	}
-	if serial {
+	switch {
+	case serial:
 		j.Run(0, 0, total)
-	} else {
+	case cond:
 		m.splitFor(total, j)
+	default:
+		// The sets largest first, each to the next free worker.
+		b.units = b.units[:0]
+		for _, s := range b.setsByCost {
+			if b.live(s, outs) {
+				b.units = append(b.units, s)
+			}
+		}
+		j.dyn = true
+		j.next.Store(0)
+		m.splitFor(m.workers, j)
+		j.dyn = false
 	}
 	j.b, j.outs = nil, nil
+}
+
+// live reports whether the sets pass of Marginals answers set s: asked
+// for, answerable, not carried and not a large in-clique sum (those run
+// one at a time over all workers).
+func (b *batch) live(s int, outs [][]float64) bool {
+	sp := &b.plans[s]
+	if outs[s] == nil || sp.err != nil || sp.carried {
+		return false
+	}
+	return sp.covering < 0 || sp.whole || sp.p.cells < minParallel
 }
 
 // batchFor returns the compiled batch of sets, compiling it (and evicting
@@ -317,9 +367,22 @@ func (m *Model) compile(sets [][]int) *batch {
 	for w := range b.arena {
 		b.arena[w] = make([]float64, maxArena)
 	}
+	b.setsByCost = byCost(len(sets), func(i int) int { return b.plans[i].cost })
+	b.pairsByCost = byCost(len(b.pairs), func(i int) int { return b.pairs[i].cost })
+	b.units = make([]int, 0, max(len(sets), len(b.pairs)))
 	b.err.Index = make([]int, 0, len(b.failed))
 	b.err.Errs = make([]error, 0, len(b.failed))
 	return b
+}
+
+// byCost returns 0 … n-1 by decreasing cost (the lower index on ties).
+func byCost(n int, cost func(int) int) []int {
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(x, y int) int { return cmp.Compare(cost(y), cost(x)) })
+	return idx
 }
 
 // AddThetas adds s·gs[i] to the log-potentials for every sets[i], as
@@ -437,7 +500,17 @@ func (m *Model) runPairBatch(b *batch, outs [][]float64) {
 	if m.workers == 1 || tot < minBatchSplit {
 		j.Run(0, 0, tot)
 	} else {
-		m.splitFor(tot, j)
+		// The plans largest first, each to the next free worker.
+		b.units = b.units[:0]
+		for _, i := range b.pairsByCost {
+			if b.pairLive[i] {
+				b.units = append(b.units, i)
+			}
+		}
+		j.dyn = true
+		j.next.Store(0)
+		m.splitFor(m.workers, j)
+		j.dyn = false
 	}
 	j.b, j.outs = nil, nil
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"maps"
 	"slices"
+	"sync/atomic"
 )
 
 // The marginals of pairs and triples that no clique covers, by carrying
@@ -732,10 +733,23 @@ type pairJob struct {
 	m    *Model
 	b    *batch
 	outs [][]float64
+	// dyn: the workers take the plans of b.units one at a time (next is
+	// the next to take).
+	dyn  bool
+	next atomic.Int64
 }
 
 func (j *pairJob) Run(w, lo, hi int) {
 	b := j.b
+	if j.dyn {
+		for {
+			k := int(j.next.Add(1) - 1)
+			if k >= len(b.units) {
+				return
+			}
+			j.m.runPairs(&b.pairs[b.units[k]], j.outs, b.pairArena[w], j.m.dig[w])
+		}
+	}
 	for i := range b.pairs {
 		if o := b.pairOff[i]; o >= lo && o < hi && b.pairLive[i] {
 			j.m.runPairs(&b.pairs[i], j.outs, b.pairArena[w], j.m.dig[w])
