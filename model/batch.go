@@ -85,13 +85,14 @@ func (j *batchJob) Run(w, lo, hi int) {
 	m, b := j.m, j.b
 	dig := m.dig[w]
 	if j.dyn {
-		for {
+		for !m.interrupted() {
 			k := int(j.next.Add(1) - 1)
 			if k >= len(b.units) {
 				return
 			}
 			j.runSet(b.units[k], w, dig)
 		}
+		return
 	}
 	if j.cond {
 		for i, c := range b.condCl {
@@ -103,6 +104,9 @@ func (j *batchJob) Run(w, lo, hi int) {
 	}
 	for i, s := range b.act {
 		if o := b.off[i]; o >= lo && o < hi {
+			if m.interrupted() {
+				return
+			}
 			j.runSet(s, w, dig)
 		}
 	}
@@ -151,7 +155,8 @@ func (m *Model) wsepFor(w int, b *batch, c int) []float64 {
 //
 // Sets whose elimination would exceed Settings.MaxElimCells are not
 // answered: it returns a *MarginalsError listing them (their outputs are
-// left as they were) and answers the others. It panics if the model is not
+// left as they were) and answers the others. When Settings.Done is closed
+// it stops taking sets and returns ErrInterrupted. It panics if the model is not
 // calibrated, len(outs) != len(sets), a set is not increasing and in
 // range, or an output has the wrong length.
 func (m *Model) Marginals(sets [][]int, outs [][]float64) error {
@@ -194,6 +199,9 @@ func (m *Model) Marginals(sets [][]int, outs [][]float64) error {
 	}
 	m.runBatch(b, outs, tot, false)
 	m.runPairBatch(b, outs)
+	if m.interrupted() {
+		return ErrInterrupted
+	}
 	if len(b.failed) == 0 {
 		return nil
 	}

@@ -503,3 +503,26 @@ func TestCarryKinds(t *testing.T) {
 		}
 	}
 }
+
+// TestMarginalsInterrupted: with Settings.Done closed, Marginals stops and
+// returns ErrInterrupted; with it open, it answers as without it.
+func TestMarginalsInterrupted(t *testing.T) {
+	sizes := []int{3, 4, 2, 5, 3, 2}
+	tr, err := NewTree(sizes, [][]int{{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sets := batchSets(tr)
+	for _, workers := range []int{1, 2} {
+		done := make(chan struct{})
+		m := New(tr, &Settings{Workers: workers, Done: done})
+		randomTheta(m, rand.New(rand.NewPCG(9, 9)))
+		m.Calibrate()
+		checkMarginals(t, m, sets, newOuts(tr, sets))
+		close(done)
+		if err := m.Marginals(sets, newOuts(tr, sets)); !errors.Is(err, ErrInterrupted) {
+			t.Errorf("workers %d: Marginals after Done = %v, want ErrInterrupted", workers, err)
+		}
+		m.Close()
+	}
+}

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -22,7 +23,14 @@ type Settings struct {
 	// A pair's carry is not capped: its tables are a clique's times one
 	// attribute's values.
 	MaxElimCells int
+	// Done, when closed, makes Marginals stop taking sets and return
+	// ErrInterrupted (a caller passes its context's Done; nil: never).
+	Done <-chan struct{}
 }
+
+// ErrInterrupted is returned by Marginals when Settings.Done was closed
+// before it answered every set; the outputs are then partly written.
+var ErrInterrupted = errors.New("model: marginals interrupted")
 
 // DefaultMaxElimCells is the default of Settings.MaxElimCells.
 const DefaultMaxElimCells = 1 << 24
@@ -50,6 +58,7 @@ type Model struct {
 	team    *par.Team
 	workers int
 	maxElim int
+	done    <-chan struct{} // Settings.Done
 
 	thetaAll, beliefAll, upAll []float64
 	theta                      [][]float64 // θ_c
@@ -110,6 +119,7 @@ func New(t *Tree, s *Settings) *Model {
 		team:      par.NewTeam(workers),
 		workers:   workers,
 		maxElim:   st.MaxElimCells,
+		done:      st.Done,
 		thetaAll:  make([]float64, int(l.cliqueCells)),
 		beliefAll: make([]float64, int(l.cliqueCells)),
 		upAll:     make([]float64, int(l.sepCells)),
@@ -302,6 +312,16 @@ var minSplit = par.MinParallel
 // 2^18 cells, such as the candidate marginals of an adaptive round, are
 // split.
 var minBatchSplit = 1 << 18
+
+// interrupted reports whether Settings.Done is closed.
+func (m *Model) interrupted() bool {
+	select {
+	case <-m.done:
+		return true
+	default:
+		return false
+	}
+}
 
 // splitFor runs job over [0, total) on the team, each worker taking the
 // items whose running cells start in its range, even when total is below

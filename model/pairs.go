@@ -742,15 +742,19 @@ type pairJob struct {
 func (j *pairJob) Run(w, lo, hi int) {
 	b := j.b
 	if j.dyn {
-		for {
+		for !j.m.interrupted() {
 			k := int(j.next.Add(1) - 1)
 			if k >= len(b.units) {
 				return
 			}
 			j.m.runPairs(&b.pairs[b.units[k]], j.outs, b.pairArena[w], j.m.dig[w])
 		}
+		return
 	}
 	for i := range b.pairs {
+		if j.m.interrupted() {
+			return
+		}
 		if o := b.pairOff[i]; o >= lo && o < hi && b.pairLive[i] {
 			j.m.runPairs(&b.pairs[i], j.outs, b.pairArena[w], j.m.dig[w])
 		}

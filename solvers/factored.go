@@ -428,7 +428,9 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 	dom := p.Workload.Domain()
 	sizes := dom.Sizes()
 	start := time.Now()
-	settings := &model.Settings{}
+	// Done lets an interrupt stop the candidates' marginals, which take
+	// minutes on wide tables.
+	settings := &model.Settings{Done: ctx.Done()}
 	fit := newFactoredFit(settings)
 	defer fit.close()
 	res := &Result{Plan: plan}
@@ -616,6 +618,9 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 			active[i] = bufs[i]
 		}
 		if err := fit.cur.Marginals(fp.cands, active); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
 			var me *model.MarginalsError
 			if !errors.As(err, &me) {
 				return nil, err
