@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+
+	"github.com/dpsynth/synth/internal/par"
 )
 
 // maxBatches is the number of compiled set lists a Model keeps for
@@ -45,8 +47,7 @@ type batch struct {
 	cond   [][]float64
 	sep    []float64   // separator scratch for the conditionals
 	arena  [][]float64 // per worker
-	act    []int       // the sets of the current call, by worker share
-	off    []int       // running cost of act
+	off    []int       // running cells of condCl (the conditionals' pass)
 	failed []int       // plans with an error
 	// The covered sets by covering clique, in order, for AddThetas.
 	groupCl  []int
@@ -57,43 +58,57 @@ type batch struct {
 	// The pairs (and triples with a covered pair) no clique covers, by the
 	// attribute carried (pairs.go).
 	pairs     []pairPlan
-	pairOff   []int  // running cost of the live plans
-	pairLive  []bool // the plan has a target to answer in this call
 	pairArena [][]float64
 	// The sets and the carry plans by decreasing cost (compiled once), and
-	// this call's units to run in that order: the workers take them one at
-	// a time, the largest first.
+	// a pass's units in that order: the workers take them one at a time,
+	// the largest first (unitQueue).
 	setsByCost  []int
 	pairsByCost []int
 	units       []int
 }
 
-// batchJob runs the sets of a Marginals call whose running cost starts in
-// a worker's range.
+// unitQueue hands a pass's units (b.units, indices) to the workers one at
+// a time.
+type unitQueue struct{ next atomic.Int64 }
+
+// take returns the next unit for a worker, or false when all are taken or
+// the model is interrupted.
+func (q *unitQueue) take(m *Model, units []int) (int, bool) {
+	if m.interrupted() {
+		return 0, false
+	}
+	k := int(q.next.Add(1) - 1)
+	if k >= len(units) {
+		return 0, false
+	}
+	return units[k], true
+}
+
+// runUnits runs job, a pass over b.units through q, on the caller alone
+// when the pass's cost is small, else on every worker.
+func (m *Model) runUnits(job par.Job, q *unitQueue, cost int) {
+	q.next.Store(0)
+	if m.workers == 1 || cost < minBatchSplit {
+		job.Run(0, 0, 0)
+	} else {
+		m.splitFor(m.workers, job)
+	}
+}
+
+// batchJob runs a pass of a Marginals call: the conditionals whose
+// running cells start in a worker's range, or the sets of b.units taken
+// one at a time.
 type batchJob struct {
 	m    *Model
 	b    *batch
 	outs [][]float64
 	cond bool // the conditionals' pass (off indexes b.condCl)
-	// dyn: the workers take the sets of b.units one at a time (next is the
-	// next to take) rather than by their share of the running cost.
-	dyn  bool
-	next atomic.Int64
+	q    unitQueue
 }
 
 func (j *batchJob) Run(w, lo, hi int) {
 	m, b := j.m, j.b
 	dig := m.dig[w]
-	if j.dyn {
-		for !m.interrupted() {
-			k := int(j.next.Add(1) - 1)
-			if k >= len(b.units) {
-				return
-			}
-			j.runSet(b.units[k], w, dig)
-		}
-		return
-	}
 	if j.cond {
 		for i, c := range b.condCl {
 			if o := b.off[i]; o >= lo && o < hi {
@@ -102,13 +117,8 @@ func (j *batchJob) Run(w, lo, hi int) {
 		}
 		return
 	}
-	for i, s := range b.act {
-		if o := b.off[i]; o >= lo && o < hi {
-			if m.interrupted() {
-				return
-			}
-			j.runSet(s, w, dig)
-		}
+	for s, ok := j.q.take(m, b.units); ok; s, ok = j.q.take(m, b.units) {
+		j.runSet(s, w, dig)
 	}
 }
 
@@ -178,26 +188,28 @@ func (m *Model) Marginals(sets [][]int, outs [][]float64) error {
 			b.off = append(b.off, tot)
 			tot += m.t.cells[c]
 		}
-		m.runBatch(b, nil, tot, true)
+		m.runConds(b, tot)
 	}
 	// Large in-clique sums run one at a time, each split over the workers
-	// as Marginal does; the rest are split by sets.
-	b.act, b.off = b.act[:0], b.off[:0]
+	// as Marginal does; the other sets go to the workers one at a time,
+	// the largest first.
+	b.units = b.units[:0]
 	tot := 0
-	for i, out := range outs {
-		sp := &b.plans[i]
-		if out == nil || sp.err != nil || sp.carried {
-			continue
-		}
-		if !b.live(i, outs) {
+	for _, i := range b.setsByCost {
+		sp, out := &b.plans[i], outs[i]
+		switch {
+		case out == nil || sp.err != nil || sp.carried:
+		case sp.covering >= 0 && !sp.whole && sp.p.cells >= minParallel:
 			m.sum(&sp.p, out, m.belief[sp.covering])
-			continue
+		default:
+			b.units = append(b.units, i)
+			tot += sp.cost
 		}
-		b.act = append(b.act, i)
-		b.off = append(b.off, tot)
-		tot += sp.cost
 	}
-	m.runBatch(b, outs, tot, false)
+	j := &m.bj
+	j.m, j.b, j.outs, j.cond = m, b, outs, false
+	m.runUnits(j, &j.q, tot)
+	j.b, j.outs = nil, nil
 	m.runPairBatch(b, outs)
 	if m.interrupted() {
 		return ErrInterrupted
@@ -218,49 +230,24 @@ func (m *Model) Marginals(sets [][]int, outs [][]float64) error {
 	return &b.err
 }
 
-// runBatch runs a pass of b over the workers, or on the caller alone when
-// the work is small or a clique is too large for the workers' scratch.
-func (m *Model) runBatch(b *batch, outs [][]float64, total int, cond bool) {
+// runConds runs the conditionals' pass of b over the workers, or on the
+// caller alone when the work is small or a clique is too large for the
+// workers' scratch.
+func (m *Model) runConds(b *batch, total int) {
 	j := &m.bj
-	j.m, j.b, j.outs, j.cond = m, b, outs, cond
+	j.m, j.b, j.cond = m, b, true
 	serial := m.workers == 1 || total < minBatchSplit
-	if cond {
-		for _, c := range b.condCl {
-			if m.t.sepCell[c] > len(m.wsep[min(1, m.workers-1)]) {
-				serial = true
-			}
+	for _, c := range b.condCl {
+		if m.t.sepCell[c] > len(m.wsep[min(1, m.workers-1)]) {
+			serial = true
 		}
 	}
-	switch {
-	case serial:
+	if serial {
 		j.Run(0, 0, total)
-	case cond:
+	} else {
 		m.splitFor(total, j)
-	default:
-		// The sets largest first, each to the next free worker.
-		b.units = b.units[:0]
-		for _, s := range b.setsByCost {
-			if b.live(s, outs) {
-				b.units = append(b.units, s)
-			}
-		}
-		j.dyn = true
-		j.next.Store(0)
-		m.splitFor(m.workers, j)
-		j.dyn = false
 	}
-	j.b, j.outs = nil, nil
-}
-
-// live reports whether the sets pass of Marginals answers set s: asked
-// for, answerable, not carried and not a large in-clique sum (those run
-// one at a time over all workers).
-func (b *batch) live(s int, outs [][]float64) bool {
-	sp := &b.plans[s]
-	if outs[s] == nil || sp.err != nil || sp.carried {
-		return false
-	}
-	return sp.covering < 0 || sp.whole || sp.p.cells < minParallel
+	j.b = nil
 }
 
 // batchFor returns the compiled batch of sets, compiling it (and evicting
@@ -314,8 +301,7 @@ func (m *Model) compile(sets [][]int) *batch {
 		cells: make([]int, len(sets)),
 		cond:  make([][]float64, k),
 		arena: make([][]float64, m.workers),
-		act:   make([]int, 0, len(sets)),
-		off:   make([]int, 0, max(len(sets), k)),
+		off:   make([]int, 0, k),
 	}
 	need := make([]bool, k)
 	maxArena := 0
@@ -473,8 +459,6 @@ func (m *Model) compilePairs(b *batch, carried map[int][]pairTarget) []int {
 		maxArena = max(maxArena, pp.arenaN)
 		left = append(left, failed...)
 	}
-	b.pairOff = make([]int, len(b.pairs))
-	b.pairLive = make([]bool, len(b.pairs))
 	b.pairArena = make([][]float64, m.workers)
 	for w := range b.pairArena {
 		b.pairArena[w] = make([]float64, maxArena)
@@ -484,41 +468,21 @@ func (m *Model) compilePairs(b *batch, carried map[int][]pairTarget) []int {
 }
 
 // runPairBatch runs the batch's carry plans that have a target to answer,
-// split over the workers by their cost.
+// each to the next free worker, the largest first.
 func (m *Model) runPairBatch(b *batch, outs [][]float64) {
+	b.units = b.units[:0]
 	tot := 0
-	for i := range b.pairs {
-		b.pairLive[i] = false
-		for _, s := range b.pairs[i].sets {
-			if outs[s] != nil {
-				b.pairLive[i] = true
-				break
-			}
-		}
-		b.pairOff[i] = tot
-		if b.pairLive[i] {
+	for _, i := range b.pairsByCost {
+		if slices.ContainsFunc(b.pairs[i].sets, func(s int) bool { return outs[s] != nil }) {
+			b.units = append(b.units, i)
 			tot += b.pairs[i].cost
 		}
 	}
-	if tot == 0 {
+	if len(b.units) == 0 {
 		return
 	}
 	j := &m.pj
 	j.m, j.b, j.outs = m, b, outs
-	if m.workers == 1 || tot < minBatchSplit {
-		j.Run(0, 0, tot)
-	} else {
-		// The plans largest first, each to the next free worker.
-		b.units = b.units[:0]
-		for _, i := range b.pairsByCost {
-			if b.pairLive[i] {
-				b.units = append(b.units, i)
-			}
-		}
-		j.dyn = true
-		j.next.Store(0)
-		m.splitFor(m.workers, j)
-		j.dyn = false
-	}
+	m.runUnits(j, &j.q, tot)
 	j.b, j.outs = nil, nil
 }

@@ -85,23 +85,10 @@ func (m *Model) planSet(set []int, needCond []bool) setPlan {
 	for _, a := range set {
 		chosen[t.first[a]] = true
 	}
-	total := 0
-	cnt := make([]int, k)
-	for c := k - 1; c >= 0; c-- {
-		if chosen[c] {
-			cnt[c]++
-			total++
-		}
-		if p := t.parent[c]; p >= 0 {
-			cnt[p] += cnt[c]
-		}
-	}
-	// edge[c]: the edge from c to its parent is in the subtree.
-	edge := make([]bool, k)
+	edge := t.steinerEdges(chosen)
 	in := slices.Clone(chosen)
-	for c := range k {
-		if t.parent[c] >= 0 && cnt[c] > 0 && cnt[c] < total {
-			edge[c] = true
+	for c, e := range edge {
+		if e {
 			in[c], in[t.parent[c]] = true, true
 		}
 	}

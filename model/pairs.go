@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"maps"
 	"slices"
-	"sync/atomic"
 )
 
 // The marginals of pairs and triples that no clique covers, by carrying
@@ -344,7 +343,7 @@ func (m *Model) planPairs(a int, targets []pairTarget) (pairPlan, []int) {
 	var queue []visit
 	for c := range k {
 		if inA[c] {
-			queue = cp.seedStep(c, A, adj, seen, queue)
+			queue = cp.seedStep(c, A, adj, seen, queue, cp.alloc)
 		}
 	}
 	type stage2 struct {
@@ -394,12 +393,13 @@ func (m *Model) planPairs(a int, targets []pairTarget) (pairPlan, []int) {
 	return cp.pp, cp.failed
 }
 
-// seedStep adds the step of a T_a clique c: its belief summed onto the
-// messages to its neighbours in adj not yet seen (queued).
-func (cp *carryPlanner) seedStep(c int, A []int, adj [][]int, seen []bool, queue []visit) []visit {
+// seedStep adds the step of a clique c holding A: its belief summed onto
+// the messages to its neighbours in adj not yet seen (queued, in cells
+// from alloc).
+func (cp *carryPlanner) seedStep(c int, A []int, adj [][]int, seen []bool, queue []visit, alloc func(int) int) []visit {
 	t := cp.m.t
 	st := pairStep{c: c, seed: true, cells: t.cells[c]}
-	queue = cp.messages(&st, c, t.cliques[c], A, adj, seen, queue, cp.alloc)
+	queue = cp.messages(&st, c, t.cliques[c], A, adj, seen, queue, alloc)
 	if len(st.outputs) > 0 {
 		cp.pp.cost += st.cells * len(st.outputs)
 		cp.pp.steps = append(cp.pp.steps, st)
@@ -454,17 +454,10 @@ func (cp *carryPlanner) chainSeed(st *pairStep, e int, A2 []int, targets []pairT
 	if len(kept) == 0 {
 		return nil, nil
 	}
-	adj := cp.stage2Adj(e, kept)
-	u := union(t.cliques[e], []int{cp.pp.a}) // e holds b
-	var msgs []visit
-	for _, n := range adj[e] {
-		attrs := union(intersect(t.cliques[e], t.cliques[n]), A2)
-		n2 := int(cellsOf(t.sizes, attrs))
-		off := cp.alloc(n2)
-		st.outputs = append(st.outputs, pairOut{p: newProj(t.sizes, u, attrs), set: -1, off: off, n: n2})
-		msgs = append(msgs, visit{c: n, from: e, msg: off, msgN: n2})
-	}
-	return msgs, kept
+	seen := make([]bool, len(t.cliques))
+	seen[e] = true
+	u := union(t.cliques[e], A2) // e holds b: e ∪ {a}
+	return cp.messages(st, e, u, A2, cp.stage2Adj(e, kept), seen, nil, cp.alloc), kept
 }
 
 // underCap returns the targets whose second-stage messages, carrying A2
@@ -490,7 +483,7 @@ func (cp *carryPlanner) underCap(e int, A2 []int, targets []pairTarget) []pairTa
 
 // branch adds the steps of the branch targets meeting at clique m with
 // middle attribute b: b carried alone from T_b to m, the meeting step at m
-// (its first incoming message, that of a, is x's visit of m in the first
+// (its first incoming message, that of a, is a's visit of m in the first
 // stage, already a conditional when it runs), and the second stage of
 // {a, b} from m to the targets' end attributes, all in the second stages'
 // region.
@@ -504,31 +497,32 @@ func (cp *carryPlanner) branch(m, b int, xv visit, targets []pairTarget) {
 		return
 	}
 	cp.top2 = 0
-	// b from the last clique holding it on the path to m.
+	// b from the last clique holding it on the path to m, to m.
 	path := t.path(t.first[b], m)
-	j := 0
-	for k, c := range path {
+	src := path[0]
+	for _, c := range path {
 		if t.member[c][b] {
-			j = k
+			src = c
 		}
 	}
 	B := []int{b}
-	seed := pairStep{c: path[j], seed: true, cells: t.cells[path[j]]}
-	attrs := union(intersect(t.cliques[path[j]], t.cliques[path[j+1]]), B)
-	n := int(cellsOf(sizes, attrs))
-	msg := visit{c: path[j+1], from: path[j], msg: cp.alloc2(n), msgN: n}
-	seed.outputs = append(seed.outputs, pairOut{p: newProj(sizes, t.cliques[path[j]], attrs), set: -1, off: msg.msg, n: n})
-	cp.pp.cost += seed.cells
-	cp.pp.steps = append(cp.pp.steps, seed)
-	for k := j + 1; k < len(path)-1; k++ {
-		st, _ := cp.carryStep(msg, B, cp.alloc2)
-		attrs := union(intersect(t.cliques[path[k]], t.cliques[path[k+1]]), B)
-		n := int(cellsOf(sizes, attrs))
-		next := visit{c: path[k+1], from: path[k], msg: cp.alloc2(n), msgN: n}
-		st.outputs = append(st.outputs, pairOut{p: newProj(sizes, union(t.cliques[path[k]], B), attrs), set: -1, off: next.msg, n: n})
-		cp.pp.cost += 2*msg.msgN + st.cells*3
+	marked := make([]bool, len(t.cliques))
+	marked[src], marked[m] = true, true
+	adjB := t.steinerAdj(marked)
+	seen := make([]bool, len(t.cliques))
+	seen[src] = true
+	queue := cp.seedStep(src, B, adjB, seen, nil, cp.alloc2)
+	var msg visit // the message into m
+	for q := 0; ; q++ {
+		v := queue[q]
+		if v.c == m {
+			msg = v
+			break
+		}
+		st, _ := cp.carryStep(v, B, cp.alloc2)
+		queue = cp.messages(&st, v.c, union(t.cliques[v.c], B), B, adjB, seen, queue, cp.alloc2)
+		cp.pp.cost += 2*v.msgN + st.cells*(2+len(st.outputs))
 		cp.pp.steps = append(cp.pp.steps, st)
-		msg = next
 	}
 	// The meeting step: P(x_m)·P(a | x_Sa)·P(b | x_Sb) over m ∪ {a, b}.
 	u := union(t.cliques[m], A2)
@@ -539,18 +533,9 @@ func (cp *carryPlanner) branch(m, b int, xv visit, targets []pairTarget) {
 		in2: msg.msg, in2N: msg.msgN, in2Sep: newProj(sizes, union(sb, B), sb), fromIn2: newProj(sizes, u, union(sb, B))}
 	st.sep2N = int(cellsOf(sizes, sb))
 	st.sep2 = cp.alloc2(st.sep2N)
-	adj := cp.stage2Adj(m, kept)
-	seen := make([]bool, len(t.cliques))
+	seen = make([]bool, len(t.cliques))
 	seen[m] = true
-	var msgs []visit
-	for _, nb := range adj[m] {
-		seen[nb] = true
-		attrs := union(intersect(t.cliques[m], t.cliques[nb]), A2)
-		n := int(cellsOf(sizes, attrs))
-		off := cp.alloc2(n)
-		st.outputs = append(st.outputs, pairOut{p: newProj(sizes, u, attrs), set: -1, off: off, n: n})
-		msgs = append(msgs, visit{c: nb, from: m, msg: off, msgN: n})
-	}
+	msgs := cp.messages(&st, m, u, A2, cp.stage2Adj(m, kept), seen, nil, cp.alloc2)
 	cp.pp.cost += 2*msg.msgN + st.cells*(3+len(st.outputs))
 	cp.pp.steps = append(cp.pp.steps, st)
 	cp.stage2(m, msgs, kept)
@@ -620,9 +605,23 @@ func (cp *carryPlanner) stage2(e int, msgs []visit, targets []pairTarget) {
 }
 
 // steinerAdj returns the adjacency lists of the smallest subtree of the
-// clique tree holding the marked cliques: the edge from c to its parent is
-// in it when c's subtree holds some but not all of them.
+// clique tree holding the marked cliques (Tree.steinerEdges).
 func (t *Tree) steinerAdj(marked []bool) [][]int {
+	adj := make([][]int, len(t.cliques))
+	for c, e := range t.steinerEdges(marked) {
+		if e {
+			p := t.parent[c]
+			adj[c] = append(adj[c], p)
+			adj[p] = append(adj[p], c)
+		}
+	}
+	return adj
+}
+
+// steinerEdges reports, for each clique c, whether the edge from c to its
+// parent is in the smallest subtree of the clique tree holding the marked
+// cliques: c's subtree holds some but not all of them.
+func (t *Tree) steinerEdges(marked []bool) []bool {
 	k := len(t.cliques)
 	total := 0
 	cnt := make([]int, k)
@@ -635,14 +634,11 @@ func (t *Tree) steinerAdj(marked []bool) [][]int {
 			cnt[p] += cnt[c]
 		}
 	}
-	adj := make([][]int, k)
+	edge := make([]bool, k)
 	for c := range k {
-		if p := t.parent[c]; p >= 0 && cnt[c] > 0 && cnt[c] < total {
-			adj[c] = append(adj[c], p)
-			adj[p] = append(adj[p], c)
-		}
+		edge[c] = t.parent[c] >= 0 && cnt[c] > 0 && cnt[c] < total
 	}
-	return adj
+	return edge
 }
 
 // runPairs runs plan pp into the outputs outs (indexed by set), with the
@@ -727,37 +723,18 @@ func condIn(msg, sep []float64, inSep *proj, dig []int) {
 	inSep.mulFrom(msg, sep, 0, len(msg), dig)
 }
 
-// pairJob runs a batch's carry plans whose running cost starts in a
-// worker's range.
+// pairJob runs a batch's carry plans of b.units, taken one at a time.
 type pairJob struct {
 	m    *Model
 	b    *batch
 	outs [][]float64
-	// dyn: the workers take the plans of b.units one at a time (next is
-	// the next to take).
-	dyn  bool
-	next atomic.Int64
+	q    unitQueue
 }
 
 func (j *pairJob) Run(w, lo, hi int) {
 	b := j.b
-	if j.dyn {
-		for !j.m.interrupted() {
-			k := int(j.next.Add(1) - 1)
-			if k >= len(b.units) {
-				return
-			}
-			j.m.runPairs(&b.pairs[b.units[k]], j.outs, b.pairArena[w], j.m.dig[w])
-		}
-		return
-	}
-	for i := range b.pairs {
-		if j.m.interrupted() {
-			return
-		}
-		if o := b.pairOff[i]; o >= lo && o < hi && b.pairLive[i] {
-			j.m.runPairs(&b.pairs[i], j.outs, b.pairArena[w], j.m.dig[w])
-		}
+	for i, ok := j.q.take(j.m, b.units); ok; i, ok = j.q.take(j.m, b.units) {
+		j.m.runPairs(&b.pairs[i], j.outs, b.pairArena[w], j.m.dig[w])
 	}
 }
 

@@ -3,7 +3,6 @@ package query
 import (
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"testing"
 	"time"
 
@@ -157,18 +156,7 @@ func BenchmarkOperator(b *testing.B) {
 // release).
 func BenchmarkAnswerCounts(b *testing.B) {
 	r := rand.New(rand.NewPCG(3, 4))
-	var sb strings.Builder
-	sb.WriteString("{")
-	sizes := make([]int, 24)
-	for a := range sizes {
-		sizes[a] = 4 + r.IntN(21)
-		if a > 0 {
-			sb.WriteString(", ")
-		}
-		fmt.Fprintf(&sb, "\"c%02d\": %d", a, sizes[a])
-	}
-	sb.WriteString("}")
-	d := mustDomain(b, sb.String())
+	d, sizes := encodedDomain(b, r, 24, 4, 24)
 	w, err := KWay(d, 3, nil)
 	if err != nil {
 		b.Fatal(err)
@@ -195,18 +183,7 @@ func BenchmarkAnswerCounts(b *testing.B) {
 // release's row writer does).
 func BenchmarkTallyAddRows(b *testing.B) {
 	r := rand.New(rand.NewPCG(5, 6))
-	var sb strings.Builder
-	sb.WriteString("{")
-	sizes := make([]int, 64)
-	for a := range sizes {
-		sizes[a] = 2 + r.IntN(23)
-		if a > 0 {
-			sb.WriteString(", ")
-		}
-		fmt.Fprintf(&sb, "\"c%02d\": %d", a, sizes[a])
-	}
-	sb.WriteString("}")
-	d := mustDomain(b, sb.String())
+	d, sizes := encodedDomain(b, r, 64, 2, 24)
 	w, err := KWay(d, 2, nil)
 	if err != nil {
 		b.Fatal(err)
@@ -224,4 +201,25 @@ func BenchmarkTallyAddRows(b *testing.B) {
 			t.AddRows(rows[lo*len(sizes) : hi*len(sizes)])
 		}
 	}
+}
+
+// encodedDomain returns a domain of n encoded attributes of lo–hi values
+// drawn from r, and their sizes.
+func encodedDomain(tb testing.TB, r *rand.Rand, n, lo, hi int) (*universe.Domain, []int) {
+	tb.Helper()
+	sizes := make([]int, n)
+	attrs := make([]*universe.Attribute, n)
+	for i := range attrs {
+		sizes[i] = lo + r.IntN(hi-lo+1)
+		a, err := universe.NewEncoded(fmt.Sprintf("c%02d", i), sizes[i])
+		if err != nil {
+			tb.Fatal(err)
+		}
+		attrs[i] = a
+	}
+	d, err := universe.NewDomain(attrs...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return d, sizes
 }

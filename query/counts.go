@@ -140,10 +140,11 @@ func (t *Tally) addRows(rows []int32, cnt []int64) {
 		hi := min(lo+tallyChunk, n)
 		k := hi - lo
 		t.transpose(rows, d, lo, hi)
-		wts := t.wts[:0]
-		if cnt != nil {
-			for _, c := range cnt[lo:hi] {
-				wts = append(wts, float64(c))
+		wts := t.wts[:k]
+		for i := range wts {
+			wts[i] = 1
+			if cnt != nil {
+				wts[i] = float64(cnt[lo+i])
 			}
 		}
 		if workers <= 1 {
@@ -160,12 +161,8 @@ func (t *Tally) addRows(rows []int32, cnt []int64) {
 			}
 			wg.Wait()
 		}
-		if cnt == nil {
-			t.total += float64(k)
-		} else {
-			for _, v := range wts {
-				t.total += v
-			}
+		for _, v := range wts {
+			t.total += v
 		}
 	}
 }
@@ -185,7 +182,7 @@ func (t *Tally) initCols() {
 			}
 		}
 	}
-	t.wts = make([]float64, 0, tallyChunk)
+	t.wts = make([]float64, tallyChunk)
 }
 
 // transpose writes the codes of rows [lo, hi) of the attributes blocks read
@@ -199,10 +196,10 @@ func (t *Tally) transpose(rows []int32, d, lo, hi int) {
 	}
 }
 
-// addBlocks counts the k rows of the chunk in t.cols (with weights wts,
-// or 1 each when wts is empty) into blocks [lo, hi).
+// addBlocks counts the k rows of the chunk in t.cols, with weights wts,
+// into blocks [lo, hi).
 func (t *Tally) addBlocks(k int, wts []float64, lo, hi int) {
-	one := len(wts) == 0
+	wts = wts[:k]
 	for bi := lo; bi < hi; bi++ {
 		b := &t.w.blocks[bi]
 		acc := t.acc[b.off : b.off+b.n]
@@ -211,85 +208,50 @@ func (t *Tally) addBlocks(k int, wts []float64, lo, hi int) {
 			st := t.strides[bi]
 			switch len(b.attrs) {
 			case 1:
-				c0 := t.cols[b.attrs[0]][:k]
-				if one {
-					for _, v := range c0 {
-						acc[v]++
-					}
-				} else {
-					for r, v := range c0 {
-						acc[v] += wts[r]
-					}
+				for r, v := range t.cols[b.attrs[0]][:k] {
+					acc[v] += wts[r]
 				}
 			case 2:
 				c0, c1, s0 := t.cols[b.attrs[0]][:k], t.cols[b.attrs[1]][:k], st[0]
-				if one {
-					for r := range c0 {
-						acc[int(c0[r])*s0+int(c1[r])]++
-					}
-				} else {
-					for r := range c0 {
-						acc[int(c0[r])*s0+int(c1[r])] += wts[r]
-					}
+				for r, w := range wts {
+					acc[int(c0[r])*s0+int(c1[r])] += w
 				}
 			case 3:
 				c0, c1, c2 := t.cols[b.attrs[0]][:k], t.cols[b.attrs[1]][:k], t.cols[b.attrs[2]][:k]
 				s0, s1 := st[0], st[1]
-				if one {
-					for r := range c0 {
-						acc[int(c0[r])*s0+int(c1[r])*s1+int(c2[r])]++
-					}
-				} else {
-					for r := range c0 {
-						acc[int(c0[r])*s0+int(c1[r])*s1+int(c2[r])] += wts[r]
-					}
+				for r, w := range wts {
+					acc[int(c0[r])*s0+int(c1[r])*s1+int(c2[r])] += w
 				}
 			default:
-				for r := range k {
+				for r, w := range wts {
 					idx := 0
 					for p, a := range b.attrs {
 						idx += int(t.cols[a][r]) * st[p]
 					}
-					acc[idx] += weight(wts, r)
+					acc[idx] += w
 				}
 			}
 		case bPrefix:
 			for r, v := range t.cols[b.attrs[0]][:k] {
 				if code := int(v); code < b.n {
-					acc[code] += weight(wts, r)
+					acc[code] += wts[r]
 				}
 			}
 		case bProduct:
-			for r := range k {
+			for r, w := range wts {
 				if t.inProductCol(b, r) {
-					acc[0] += weight(wts, r)
+					acc[0] += w
 				}
 			}
 		}
 	}
-}
-
-// weight is row r's weight: wts[r], or 1 when wts is empty.
-func weight(wts []float64, r int) float64 {
-	if len(wts) == 0 {
-		return 1
-	}
-	return wts[r]
 }
 
 // inProductCol reports whether row r of the chunk in t.cols is in the
 // product block b.
 func (t *Tally) inProductCol(b *block, r int) bool {
 	for p, a := range b.attrs {
-		c := t.cols[a][r]
-		ok := false
-		for _, rn := range b.runs[p] {
-			if c >= rn.lo && c <= rn.hi {
-				ok = true
-				break
-			}
-		}
-		if !ok {
+		if !inRuns(t.cols[a][r], b.runs[p]) {
 			return false
 		}
 	}
@@ -325,19 +287,21 @@ func (t *Tally) Answers(out []float64) []float64 {
 
 func inProduct(codes []int32, b *block) bool {
 	for p, a := range b.attrs {
-		c := codes[a]
-		ok := false
-		for _, r := range b.runs[p] {
-			if c >= r.lo && c <= r.hi {
-				ok = true
-				break
-			}
-		}
-		if !ok {
+		if !inRuns(codes[a], b.runs[p]) {
 			return false
 		}
 	}
 	return true
+}
+
+// inRuns reports whether code c lies in one of the runs.
+func inRuns(c int32, runs []run) bool {
+	for _, r := range runs {
+		if c >= r.lo && c <= r.hi {
+			return true
+		}
+	}
+	return false
 }
 
 // checkSameDomain panics when two domains differ in shape (a programmer

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -14,27 +13,8 @@ import (
 // one cell), sets of every length from 0 to 5 and repeated sets.
 func TestMarginals(t *testing.T) {
 	sizes := []int{3, 1, 7, 2, 5, 4, 300}
-	var b strings.Builder
-	b.WriteString("{")
-	for i, s := range sizes {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "%q: %d", string(rune('a'+i)), s)
-	}
-	b.WriteString("}")
-	d := mustDomain(t, b.String())
 	r := rand.New(rand.NewPCG(1, 2))
-	c := NewCounts(d)
-	codes := make([]int, len(sizes))
-	for range 3000 {
-		for a, s := range sizes {
-			codes[a] = r.IntN(s)
-		}
-		if err := c.Add(codes, int64(1+r.IntN(5))); err != nil {
-			t.Fatal(err)
-		}
-	}
+	c := randomCounts(t, r, sizes, 3000, 5)
 	sets := [][]int{{}, {0}, {6}, {0, 1}, {2, 6}, {0, 2, 4}, {1, 5, 6}, {0, 2, 3, 5}, {0, 1, 2, 3, 6}, {2, 6}}
 	for range 40 {
 		var s []int
@@ -89,28 +69,11 @@ func head(v []int64) []int64 { return v[:min(len(v), 6)] }
 // values over 100,000 distinct cells.
 func BenchmarkMarginals(b *testing.B) {
 	r := rand.New(rand.NewPCG(3, 4))
-	var sb strings.Builder
-	sb.WriteString("{")
 	sizes := make([]int, 24)
 	for a := range sizes {
 		sizes[a] = 4 + r.IntN(21)
-		if a > 0 {
-			sb.WriteString(", ")
-		}
-		fmt.Fprintf(&sb, "\"c%02d\": %d", a, sizes[a])
 	}
-	sb.WriteString("}")
-	d := mustDomain(b, sb.String())
-	c := NewCounts(d)
-	codes := make([]int, len(sizes))
-	for range 100000 {
-		for a, s := range sizes {
-			codes[a] = r.IntN(s)
-		}
-		if err := c.Add(codes, 1); err != nil {
-			b.Fatal(err)
-		}
-	}
+	c := randomCounts(b, r, sizes, 100000, 1)
 	var sets [][]int
 	for x := range sizes {
 		for y := x + 1; y < len(sizes); y++ {
@@ -125,4 +88,34 @@ func BenchmarkMarginals(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// randomCounts returns counts of n records drawn from r over a domain of
+// encoded attributes of the given sizes, each record counted 1 to
+// maxCount times.
+func randomCounts(tb testing.TB, r *rand.Rand, sizes []int, n, maxCount int) *Counts {
+	tb.Helper()
+	attrs := make([]*Attribute, len(sizes))
+	for i, s := range sizes {
+		a, err := NewEncoded(fmt.Sprintf("c%02d", i), s)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		attrs[i] = a
+	}
+	d, err := NewDomain(attrs...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c := NewCounts(d)
+	codes := make([]int, len(sizes))
+	for range n {
+		for a, s := range sizes {
+			codes[a] = r.IntN(s)
+		}
+		if err := c.Add(codes, int64(1+r.IntN(maxCount))); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return c
 }
