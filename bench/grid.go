@@ -37,6 +37,9 @@ type Config struct {
 	// Neighbours is the neighbouring relation of every release:
 	// "add-remove" (default, the relation of AIM and MST) or "replace-one".
 	Neighbours string
+	// Model is every release's --model: "auto" (default), "explicit" or
+	// "factored". The results' model column says which model each run used.
+	Model string
 	// Timeout limits each run (default 30 minutes).
 	Timeout time.Duration
 	// Out is the output folder (required).
@@ -70,10 +73,12 @@ type Point struct {
 	Solver     string
 	Setting    string
 	Neighbours string
-	Epsilon    float64
-	Delta      float64
-	Seed       uint64
-	Holdout    float64
+	// Model is the release's --model (auto, explicit or factored).
+	Model   string
+	Epsilon float64
+	Delta   float64
+	Seed    uint64
+	Holdout float64
 }
 
 // Key identifies the point in results.csv (for --resume).
@@ -101,6 +106,7 @@ func (cfg *Config) withDefaults() (*Config, error) {
 	if len(c.Protocols) == 0 {
 		c.Protocols = DefaultProtocols
 	}
+	c.Protocols = expandSuite(c.Protocols)
 	if len(c.Solvers) == 0 {
 		c.Solvers = solvers.Names()
 	}
@@ -113,9 +119,14 @@ func (cfg *Config) withDefaults() (*Config, error) {
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout
 	}
+	if c.Model == "" {
+		c.Model = "auto"
+	}
 	switch {
 	case c.Neighbours != "replace-one" && c.Neighbours != "add-remove":
 		return nil, configErrorf("--neighbours must be replace-one or add-remove, got %q", c.Neighbours)
+	case c.Model != "auto" && c.Model != "explicit" && c.Model != "factored":
+		return nil, configErrorf("--model must be auto, explicit or factored, got %q", c.Model)
 	case c.Seeds < 0:
 		return nil, configErrorf("--seeds must be positive, got %d", c.Seeds)
 	case c.Delta < 0 || c.Delta >= 1 || math.IsNaN(c.Delta):
@@ -194,7 +205,7 @@ func Grid(cfg *Config) ([]Point, error) {
 			for _, s := range c.Solvers {
 				for _, st := range c.Settings {
 					for seed := 1; seed <= seeds; seed++ {
-						pts = append(pts, Point{Protocol: p, Solver: s, Setting: st, Neighbours: c.Neighbours,
+						pts = append(pts, Point{Protocol: p, Solver: s, Setting: st, Neighbours: c.Neighbours, Model: c.Model,
 							Epsilon: e, Delta: delta, Seed: uint64(seed), Holdout: c.Holdout})
 					}
 				}
@@ -239,4 +250,20 @@ func formatFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) 
 // (1e-9, not 1e-09), for people.
 func display(v float64) string {
 	return strings.NewReplacer("e-0", "e-", "e+0", "e+").Replace(formatFloat(v))
+}
+
+// expandSuite replaces the name "suite" in names by SuiteProtocols.
+func expandSuite(names []string) []string {
+	if !slices.Contains(names, "suite") {
+		return names
+	}
+	var out []string
+	for _, n := range names {
+		if n == "suite" {
+			out = append(out, SuiteProtocols...)
+		} else {
+			out = append(out, n)
+		}
+	}
+	return out
 }

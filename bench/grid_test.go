@@ -28,6 +28,11 @@ func TestProtocolShapes(t *testing.T) {
 		{"adult", 14, 641263392000000000, 364, 20894536}, // 6.4e17 cells: factored only
 		{"titanic-no-age", 8, 979776, 56, 20914},
 		{"tiny", 16, 65536, 120, 480},
+		{"nltcs", 16, 65536, 560, 4480},
+		{"cps1988", 7, 127680, 35, 13384},
+		{"fertility", 8, 50880, 56, 13780},
+		{"healthins", 11, 2150400, 165, 23776},
+		{"slid", 5, 19448, 10, 6065},
 	}
 	for _, tt := range tests {
 		p, err := LookupProtocol(tt.name)
@@ -55,7 +60,7 @@ func TestPrepareRestricted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, domain, err := p.prepare(t.TempDir())
+	data, domain, err := p.Prepare(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,6 +123,8 @@ func TestGrid(t *testing.T) {
 		{"tiny", Config{Protocols: []string{"tiny"}, Solvers: []string{"project"}}, 2},
 		{"settings", Config{Protocols: []string{"adult-reduced"}, Solvers: []string{"project"}, Settings: []string{"tuned", "paper"}}, 2 * 5 * 5},
 		{"eps and seeds", Config{Protocols: []string{"adult-reduced", "tiny"}, Solvers: []string{"project"}, Epsilons: []float64{1}, Seeds: 3}, 2 * 3},
+		{"suite", Config{Protocols: []string{"suite"}, Solvers: []string{"project"}, Epsilons: []float64{0.1, 0.5, 1}, Seeds: 3}, len(SuiteProtocols) * 3 * 3},
+		{"suite and more", Config{Protocols: []string{"tiny", "suite"}, Solvers: []string{"project"}, Seeds: 1}, 2 + 3 + 5 + 3 + 5 + 3*4 + 1 + 1}, // each protocol's own ε grid
 	}
 	for _, tt := range tests {
 		pts, err := Grid(&tt.cfg)
@@ -142,6 +149,22 @@ func TestGrid(t *testing.T) {
 	if got, want := pts[3].String(), "tiny 2-way project/tuned ε=1 δ=1e-6 seed=2 replace-one holdout=0.1"; got != want {
 		t.Errorf("point = %q, want %q", got, want)
 	}
+	pts, err = Grid(&Config{Protocols: []string{"suite"}, Solvers: []string{"project"}, Model: "factored"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, pt := range pts {
+		if pt.Model != "factored" {
+			t.Errorf("%s: model %q, want factored", pt.String(), pt.Model)
+		}
+		if len(names) == 0 || names[len(names)-1] != pt.Protocol.Name {
+			names = append(names, pt.Protocol.Name)
+		}
+	}
+	if !slices.Equal(names, SuiteProtocols) {
+		t.Errorf("suite's protocols = %v, want %v", names, SuiteProtocols)
+	}
 }
 
 func TestGridErrors(t *testing.T) {
@@ -161,6 +184,8 @@ func TestGridErrors(t *testing.T) {
 		{"delta", Config{Delta: 1}, "--delta"},
 		{"holdout", Config{Holdout: 1}, "--holdout"},
 		{"neighbours", Config{Neighbours: "swap"}, "--neighbours"},
+		{"model", Config{Model: "dense"}, "--model"},
+		{"suite twice", Config{Protocols: []string{"suite", "adult"}}, `"adult" is listed twice`},
 	}
 	for _, tt := range tests {
 		_, err := Grid(&tt.cfg)

@@ -173,6 +173,19 @@ var protocols = []*Protocol{
 		Note: "Age (91 values) is dropped so that the universe stays explicit (979,776 cells): the protocol " +
 			"called titanic before the factored model, kept so that earlier figures stay reproducible.",
 	},
+	{
+		Name: "nltcs", Dataset: "nltcs", Marginals: 3,
+		Epsilons: suiteEpsilons, Delta: 1e-9, Seeds: 3,
+		Note: "National Long Term Care Survey: 16 binary disability measures, 21,574 people; all 560 3-way marginals.",
+	},
+	rProtocol("cps1988", "March 1988 Current Population Survey (R package AER): 28,155 men, wage, education, "+
+		"experience, ethnicity, SMSA, region, part-time; all 35 3-way marginals."),
+	rProtocol("fertility", "1980 US Census (R package AER): 254,654 married women aged 21–35 with two or more "+
+		"children, 8 attributes; all 56 3-way marginals."),
+	rProtocol("healthins", "1996 Medical Expenditure Panel Survey (R package AER): 8,802 people, 11 attributes; "+
+		"all 165 3-way marginals."),
+	rProtocol("slid", "1994 Survey of Labour and Income Dynamics, Ontario (R package carData): 7,425 people, "+
+		"5 attributes with missing values as their own codes; all 10 3-way marginals."),
 	eventsProtocol(1), eventsProtocol(4), eventsProtocol(16), eventsProtocol(64),
 	wideProtocol(16, 2, 100_000), wideProtocol(16, 3, 100_000), wideProtocol(32, 2, 100_000), wideProtocol(32, 3, 200_000),
 	wideProtocol(64, 2, 200_000), wideProtocol(64, 3, 200_000), wideProtocol(128, 2, 200_000), wideProtocol(200, 2, 200_000),
@@ -188,6 +201,27 @@ var protocols = []*Protocol{
 		Epsilons: []float64{0.5, 1}, Delta: 1e-9, Seeds: 1,
 		Note: "The CI grid: small and fast, for checking the harness and the solvers end to end.",
 	},
+}
+
+// suiteEpsilons is the accuracy suite's ε grid.
+var suiteEpsilons = []float64{0.1, 0.5, 1}
+
+// SuiteProtocols are the accuracy suite (--protocols suite): real tables of
+// every size from the DP literature and from R packages, and two generated
+// wide tables, each with all its 3-way marginals (2-way for wide32), at ε in
+// {0.1, 0.5, 1}, δ = 1e-9, 3 seeds. Rules of the solvers are judged on the
+// whole suite, not on one of its tables.
+var SuiteProtocols = []string{"adult", "titanic", "nltcs", "adult-reduced", "cps1988", "fertility", "healthins", "slid",
+	"wide16-3way", "wide32-2way"}
+
+// rProtocol is a table exported from an R package (package datasets), all
+// 3-way marginals on the suite's grid.
+func rProtocol(name, note string) *Protocol {
+	return &Protocol{
+		Name: name, Dataset: name, Marginals: 3,
+		Epsilons: suiteEpsilons, Delta: 1e-9, Seeds: 3,
+		Note: note + " The domain is written from the package's documentation (datasets/" + name + "/README.md).",
+	}
 }
 
 // wideProtocol is the generated wide table of cols columns and rows rows
@@ -326,10 +360,10 @@ func (p *Protocol) workload(dom *universe.Domain) (*query.Workload, error) {
 	return query.KWay(dom, p.Marginals, nil)
 }
 
-// prepare writes the protocol's data and domain files into dir and returns
+// Prepare writes the protocol's data and domain files into dir and returns
 // their paths: the shipped files, or, with Attributes, a CSV of the chosen
 // columns and a shorthand domain of their sizes.
-func (p *Protocol) prepare(dir string) (data, domain string, err error) {
+func (p *Protocol) Prepare(dir string) (data, domain string, err error) {
 	if p.Events > 0 {
 		return p.prepareEvents(dir)
 	}

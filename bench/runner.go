@@ -117,7 +117,7 @@ func Run(ctx context.Context, cfg *Config) (*Report, error) {
 			if inputs[p] != nil {
 				continue
 			}
-			data, domain, err := p.prepare(in)
+			data, domain, err := p.Prepare(in)
 			if err != nil {
 				return nil, err
 			}
@@ -259,6 +259,9 @@ func runOne(ctx context.Context, exe string, pt *Point, data, domain string, sh 
 		"--seed", strconv.FormatUint(pt.Seed, 10), "--out", out, "--json", "--quiet")
 	if pt.Holdout > 0 {
 		args = append(args, "--holdout", formatFloat(pt.Holdout))
+	}
+	if pt.Model != "" && pt.Model != "auto" {
+		args = append(args, "--model", pt.Model)
 	}
 	if p.UnitRows > 0 {
 		args = append(args, "--privacy-unit", EventsUnit, "--max-rows-per-unit", strconv.Itoa(p.UnitRows))

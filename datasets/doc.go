@@ -2,7 +2,12 @@
 // so that the demo, the examples and the tests run on a fresh machine without
 // any download.
 //
-// Each dataset is a pre-encoded CSV (integer codes, header row) and a domain
-// file in the {"attr": size} shorthand. Sources, licences and counts are in
+// The benchmark tables from the DP literature (adult, adult-gem,
+// adult-reduced, nltcs, titanic) are pre-encoded CSVs (integer codes, header
+// row) with a domain in the {"attr": size} shorthand. The tables exported from
+// R packages (cps1988, fertility, healthins, slid) keep their values as the
+// package prints them, with a full-form domain written from the package's
+// documentation, not from the data (r/export.R exports them; fertility is
+// gzip-compressed). Sources, licences and counts are in
 // each folder's README.md and in README.md next to this file.
 package datasets

@@ -26,6 +26,7 @@ type benchOptions struct {
 	Delta      float64
 	Holdout    float64
 	Neighbours string
+	Model      string
 	Timeout    time.Duration
 	Out        string
 	DryRun     bool
@@ -35,7 +36,7 @@ type benchOptions struct {
 }
 
 func (o *benchOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.StringSliceVar(&o.Protocols, "protocols", bench.DefaultProtocols, "protocols to run: "+strings.Join(bench.ProtocolNames(), ", "))
+	fs.StringSliceVar(&o.Protocols, "protocols", bench.DefaultProtocols, "protocols to run (suite: the accuracy suite): "+strings.Join(bench.ProtocolNames(), ", "))
 	fs.StringSliceVar(&o.Solvers, "solvers", nil, "solvers to run (default: every registered solver: "+strings.Join(solvers.Names(), ", ")+")")
 	fs.StringSliceVar(&o.Settings, "settings", []string{"tuned"}, "solver settings to run: tuned, paper")
 	fs.Float64SliceVar(&o.Eps, "eps", nil, "ε grid, replacing each protocol's (e.g. 0.1,0.5,1)")
@@ -43,6 +44,7 @@ func (o *benchOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&o.Delta, "delta", 0, "δ, replacing each protocol's (1e-9)")
 	fs.Float64Var(&o.Holdout, "holdout", 0, "hold out this fraction of records in each release to estimate the population error")
 	fs.StringVar(&o.Neighbours, "neighbours", "add-remove", "neighbouring relation of every release: add-remove (the default, AIM's and MST's) or replace-one")
+	fs.StringVar(&o.Model, "model", "auto", "model of every release: auto, explicit or factored (the results' model column says which ran; use a new --out per model)")
 	fs.DurationVar(&o.Timeout, "timeout", bench.DefaultTimeout, "time limit of each run")
 	fs.StringVar(&o.Out, "out", "bench-out", "output folder: results.csv, summary.md and the SVG plots")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "print the grid and exit")
@@ -71,11 +73,19 @@ earlier titanic without Age, explicit), tiny (nltcs, 2-way, ε 0.5 and 1,
 one seed: for CI). project, mwem, dpfw and smd have a factored form, dpam
 has none: leave it out of titanic and adult.
 
+The accuracy suite (--protocols suite) is adult, titanic, nltcs,
+adult-reduced, four tables from R packages with domains written from their
+documentation (cps1988, fertility, healthins, slid; all 3-way marginals)
+and two generated wide tables (wide16-3way, wide32-2way). Run it on its
+grid with --eps 0.1,0.5,1 --seeds 3; docs/BENCHMARKS.md compares it with
+AIM and MST.
+
 Examples:
   synth bench                                  # the full protocols, tuned solvers
   synth bench --protocols tiny --solvers project --out /tmp/bench-ci
   synth bench --protocols adult-reduced --settings tuned,paper --resume
   synth bench --protocols adult --solvers project --out bench-adult
+  synth bench --protocols suite --solvers project --eps 0.1,0.5,1 --seeds 3 --out bench-suite
   synth bench --dry-run`,
 		setup: setupFor[benchOptions](runBench),
 	})
@@ -84,7 +94,7 @@ Examples:
 func (o *benchOptions) config(e *env) *bench.Config {
 	cfg := &bench.Config{
 		Protocols: o.Protocols, Solvers: o.Solvers, Settings: o.Settings, Epsilons: o.Eps,
-		Seeds: o.Seeds, Delta: o.Delta, Holdout: o.Holdout, Neighbours: o.Neighbours, Timeout: o.Timeout,
+		Seeds: o.Seeds, Delta: o.Delta, Holdout: o.Holdout, Neighbours: o.Neighbours, Model: o.Model, Timeout: o.Timeout,
 		Out: o.Out, Resume: o.Resume, Force: o.Force,
 		Command: "synth " + strings.Join(os.Args[1:], " "),
 	}
