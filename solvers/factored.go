@@ -122,7 +122,7 @@ func (s *Project) planFactored(sh *Shape, plan *Plan, rho float64) error {
 	plan.factored = fp
 	plan.Params["max_model_bytes"] = float64(capB)
 	// Non-adaptive when the tuned rule's sets fit one tree.
-	if s.Setting == Tuned {
+	if s.Setting == Tuned && !s.adaptive {
 		orders := s.Orders
 		if orders == nil {
 			orders = []int{max(top-1, 1), top}
@@ -145,7 +145,7 @@ func (s *Project) planFactored(sh *Shape, plan *Plan, rho float64) error {
 	// Measure every set of the order below the workload's, then fit the
 	// model on the ones that fit the cap, chosen from the noisy tables
 	// (post-processing).
-	if s.Setting == Tuned && (s.pairsMode || s.smallData(sh, top, rho)) {
+	if s.Setting == Tuned && !s.adaptive && (s.pairsMode || s.smallData(sh, top, rho)) {
 		s.measureAll(plan, w, downwardClosure(w, max(top-1, 1)), fp.sens2, rho)
 		fp.selectSets = true
 		// The chosen sets' model stays small: the fit's cost follows it,
@@ -419,14 +419,16 @@ func noisyTable(p *Problem, cnt []int64, sigma float64, out []float64) error {
 	return nil
 }
 
-// solveFactored runs the plan on the factored model.
+// solveFactored runs the plan on the factored model: the non-adaptive plan
+// in one step (solveMeasured); the adaptive one as the one-way
+// measurements (measureOneWays), then rounds of scoring, selecting and
+// measuring a batch, fitting and annealing (rounds, fadaptive.go) until
+// the rounds' ρ is spent, and an optional final fit (finalFit).
 func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*Result, error) {
 	fp := plan.factored
 	if p.Data == nil {
 		return nil, errors.New("solvers: project on the factored model: no data source")
 	}
-	dom := p.Workload.Domain()
-	sizes := dom.Sizes()
 	start := time.Now()
 	// Done lets an interrupt stop the candidates' marginals, which take
 	// minutes on wide tables.
@@ -436,42 +438,7 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 	res := &Result{Plan: plan}
 
 	if !fp.adaptive {
-		sets := make([][]int, len(plan.groups))
-		for i, g := range plan.groups {
-			sets[i] = g.attrs
-		}
-		tabs, err := p.Data.Marginals(ctx, sets)
-		if err != nil {
-			return nil, err
-		}
-		noisy := make([][]float64, len(sets))
-		for i, g := range plan.groups {
-			noisy[i] = make([]float64, len(tabs[i]))
-			if err := noisyTable(p, tabs[i], g.sigma, noisy[i]); err != nil {
-				return nil, err
-			}
-		}
-		nHat := s.nHat(p, noisy, plan.groups)
-		ms := make([]fmeas, len(sets))
-		for i, g := range plan.groups {
-			ms[i] = toMeas(g.attrs, noisy[i], g.sigma, nHat)
-		}
-		tree := fp.tree
-		if fp.selectSets {
-			if tree, ms, err = chooseMeasured(dom.Sizes(), ms, fp.cap); err != nil {
-				return nil, err
-			}
-			plan.Params["sets_fitted"] = float64(len(ms))
-		}
-		fit.add(tree, ms...)
-		if s.Setting == Tuned && !s.Converge {
-			fit.useSURE(p.Rand.NormFloat64, 0.01, 25)
-		}
-		if err := fit.run(ctx, s.fitIters(), s.fitTol()); err != nil {
-			return nil, err
-		}
-		res.Trace = append(res.Trace, Step{Iter: fit.iters, Selected: -1, Objective: fit.loss, MaxError: math.NaN(), Elapsed: time.Since(start)})
-		return s.factoredResult(p, plan, res, fit, nHat)
+		return s.solveMeasured(ctx, p, plan, fit, res, start)
 	}
 
 	// Adaptive. The true tables of every candidate, in one batch (a SQL
@@ -480,286 +447,94 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 	if err != nil {
 		return nil, err
 	}
-	// One-way measurements.
-	// The one-way tables: candidates' where the workload holds the
-	// attribute, else asked for in one more batch.
-	d := dom.Len()
-	oneway := make([][]int64, d)
-	for i, c := range fp.cands {
-		if len(c) == 1 {
-			oneway[c[0]] = tabs[i]
-		}
-	}
-	var missing [][]int
-	for a := range d {
-		if oneway[a] == nil {
-			missing = append(missing, []int{a})
-		}
-	}
-	if len(missing) > 0 {
-		more, err := p.Data.Marginals(ctx, missing)
-		if err != nil {
-			return nil, err
-		}
-		for i, set := range missing {
-			oneway[set[0]] = more[i]
-		}
-	}
-	noisy := make([][]float64, d)
-	for a, cnt := range oneway {
-		noisy[a] = make([]float64, len(cnt))
-		if err := noisyTable(p, cnt, plan.groups[a].sigma, noisy[a]); err != nil {
-			return nil, err
-		}
-		if hmax := s.smoothWidth(); hmax > 0 {
-			// Post-processing: the moving average SURE prefers (none on
-			// tables without smooth neighbourhoods).
-			h := smoothSURE(noisy[a], plan.groups[a].sigma, hmax)
-			if debugRound != nil && h > 0 {
-				debugRound(fmt.Sprintf("one-way %d smoothed, half-width %d", a, h))
-			}
-		}
-	}
-	nHat := s.nHat(p, noisy, plan.groups)
-	var measured [][]int
-	ms := make([]fmeas, d)
-	for a := range d {
-		ms[a] = toMeas([]int{a}, noisy[a], plan.groups[a].sigma, nHat)
-		measured = append(measured, []int{a})
-	}
-	tree, err := model.NewTree(sizes, measured)
+	nHat, measured, err := s.measureOneWays(ctx, p, plan, fit, tabs)
 	if err != nil {
 		return nil, err
 	}
-	fit.add(tree, ms...)
-	if err := fit.run(ctx, s.roundIters(), s.fitTol()); err != nil {
+	r, err := s.newRounds(p, plan, fit, tabs, nHat, measured)
+	if err != nil {
 		return nil, err
 	}
-
-	rho := fp.rhoLeft
-	used := 0.0
-	sigma := fp.sigmaR
-	// The rounds' nominal split, as in the plan.
-	perRound := (fp.rho0 + rho) / float64(fp.rounds)
-	share := s.selectShare(fp.rho0 + fp.rhoLeft)
-	eps := privacy.CalibrateExponential(share*perRound, 1)
-	sens := math.Sqrt(fp.sens2)
-	// The coarse pairs (middle regime) score after the candidates, in the
-	// same slice, so that one draw covers both.
-	var coarse []coarsePair
-	if share := s.coarseShare(fp.rho0 + fp.rhoLeft); share > 0 {
-		coarse = coarsePairs(sizes, fp.cands, coarseGroups(fit.cur, sizes, share))
-	}
-	scoresAll := make([]float64, len(fp.cands)+len(coarse))
-	scores := scoresAll[:len(fp.cands)]
-	tmp := make([]float64, 0, len(fp.cands))
-	bufs := make([][]float64, len(fp.cands))
-	active := make([][]float64, len(fp.cands)) // bufs of the candidates in the running, nil for the others
-	for i := range fp.cands {
-		bufs[i] = make([]float64, len(tabs[i]))
-	}
-	team := par.NewTeam(0)
-	defer team.Close()
-	scan := newCandScan(fp.cands, tabs, bufs, active, scores, fp.weights, nHat)
-	trees := newTreeSizes(sizes, len(fp.cands))
-	if kappa := s.supportSigmas(fp.rho0 + fp.rhoLeft); kappa > 0 {
-		support, err := oneWaySupports(fit.cur, sizes, nHat, kappa, plan.groups)
-		if err != nil {
-			return nil, err
-		}
-		scan.eff, scan.mask = supportCells(sizes, fp.cands, support)
-	}
-	// Candidates inside a set measured in full are left out (covered):
-	// their tables are already measured, so their scores only restate the
-	// noise, and the many such near-zero scores took the exponential
-	// mechanism's draws from the useful ones (docs/BENCHMARKS.md). A coarse
-	// pair inside a set measured on groups is left out too (coarseDone).
-	covered := make([]bool, len(fp.cands))
-	coarseDone := make([]bool, len(fp.cands))
-	markInside := func(done []bool, set []int) {
-		for i, c := range fp.cands {
-			if !done[i] && len(c) <= len(set) && isSubset(c, set) {
-				done[i] = true
-			}
-		}
-	}
-	for _, set := range measured {
-		markInside(covered, set)
-	}
-	gscratch := make([]float64, 0, 64)
-	var treeScratch [][]int
-	// spend charges the next selection and its measurement against the
-	// rounds' ρ; the last one spends what is left, split as every round.
-	spend := func() (last bool, err error) {
-		cost := privacy.GaussianCost(sens, sigma).Rho + privacy.ExponentialMechanismCost(eps).Rho
-		if rho-used < 2*cost {
-			left := rho - used
-			sigma = privacy.CalibrateGaussian((1-share)*left, 1, sens)
-			eps = privacy.CalibrateExponential(share*left, 1)
-			cost = privacy.GaussianCost(sens, sigma).Rho + privacy.ExponentialMechanismCost(eps).Rho
-			last = true
-		}
-		if used+cost > rho {
-			return false, fmt.Errorf("solvers: internal error: adaptive rounds would spend ρ %.6g of %.6g", used+cost, rho)
-		}
-		used += cost
-		return last, nil
-	}
-	round, fits := 0, 0
-	for final := false; !final; fits++ {
+	defer r.team.Close()
+	for final := false; !final; r.fits++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		// The model's marginals on every candidate, in one batch; sets too
-		// large to eliminate are not candidates this round. Whether a
-		// candidate keeps the model under the cap is tested only for the
-		// ones a selection reaches (feasible, below).
-		for i := range active {
-			active[i] = bufs[i]
-		}
-		if err := fit.cur.Marginals(fp.cands, active); err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			var me *model.MarginalsError
-			if !errors.As(err, &me) {
-				return nil, err
-			}
-			for _, i := range me.Index {
-				active[i] = nil
-			}
-		}
-		// The batch's selections, one after the other from this model,
-		// scored with the noise of the batch's first measurement.
-		var err error
-		if final, err = spend(); err != nil {
+		if final, err = r.score(ctx, fit); err != nil {
 			return nil, err
 		}
-		scan.sigma = sigma
-		scan.run(team)
-		t := fit.tree
 		var batch []selected
-		for k := 0; ; k++ {
-			if k > 0 {
-				if final, err = spend(); err != nil {
-					return nil, err
-				}
-			}
-			// Candidates whose model stays under the cap, which grows with
-			// the budget spent (AIM's rule: early rounds keep the model
-			// small).
-			limit := float64(fp.cap) * (fp.rho0 + used) / (fp.rho0 + rho)
-			feasible := func(i int) bool {
-				if i >= len(fp.cands) {
-					i = coarse[i-len(fp.cands)].base
-				}
-				c := fp.cands[i]
-				if t.Covering(c) >= 0 {
-					return true
-				}
-				var b uint64
-				b, treeScratch = trees.bytesWith(i, c, measured, treeScratch)
-				return float64(b) <= limit
-			}
-			sel, cp, err := s.selectRound(p, fp, selectArgs{scoresAll: scoresAll, active: active, covered: covered, coarseDone: coarseDone,
-				coarse: coarse, tabs: tabs, bufs: bufs, nHat: nHat, sigma: sigma, eps: eps, tmp: tmp, gscratch: &gscratch, feasible: feasible})
-			if err != nil {
-				return nil, err
-			}
-			c := fp.cands[sel]
-			m, err := s.measureRound(p, scan, sel, cp, tabs[sel], sigma, nHat)
-			if err != nil {
-				return nil, err
-			}
-			batch = append(batch, selected{index: sel, coarse: cp, meas: m, before: slices.Clone(bufs[sel]), sigma: sigma, eps: eps})
-			measured = append(measured, c)
-			if cp != nil {
-				markInside(coarseDone, c)
-			} else {
-				markInside(covered, c)
-			}
-			trees.note(c)
-			if t.Covering(c) < 0 {
-				if t, err = model.NewTree(sizes, measured); err != nil {
-					return nil, fmt.Errorf("solvers: internal error: no tree for %v: %w", measured, err)
-				}
-			}
-			if final || k == fp.batch-1 {
-				break
-			}
-		}
-		ms := make([]fmeas, len(batch))
-		for k, b := range batch {
-			ms[k] = b.meas
-		}
-		fit.add(t, ms...)
-		iters := s.roundIters()
-		if final && s.FitIters > 0 {
-			iters = s.FitIters
-		}
-		if err := fit.run(ctx, iters, s.fitTol()); err != nil {
+		var t *model.Tree
+		if batch, t, final, err = r.selectBatch(p, fit, final); err != nil {
 			return nil, err
 		}
-		// Annealing: the batch's measurements barely moved the model (in
-		// all, against their noise); spend more per round.
-		moved, allow := 0.0, 0.0
-		for _, b := range batch {
-			mv, al, err := b.moved(fit.cur, fp.cands[b.index], scan, nHat)
-			if err != nil {
-				return nil, err
-			}
-			moved, allow = moved+mv, allow+al
-			res.Trace = append(res.Trace, Step{Iter: round, Selected: b.index, Objective: fit.loss, MaxError: math.NaN(), Elapsed: time.Since(start)})
-			if debugRound != nil {
-				kind := "table"
-				if b.coarse != nil {
-					kind = fmt.Sprintf("coarse, %d groups", len(b.meas.gy))
-				}
-				debugRound(fmt.Sprintf("round %d set %v (%s) cells %d sigma %.1f eps %.4g moved %.0f allow %.0f used %.3g/%.3g", round, fp.cands[b.index], kind, len(b.meas.y), b.sigma, b.eps, mv, al, used, rho))
-			}
-			round++
+		if err := r.fitBatch(ctx, fit, t, batch, final); err != nil {
+			return nil, err
 		}
-		if p.Progress != nil {
-			// The budget spent is the true measure of progress (annealing
-			// makes the number of rounds unknown in advance).
-			total := round
-			if !final {
-				total = max(round+1, int(math.Ceil(float64(round)*rho/used)))
-			}
-			p.Progress(Progress{Iter: round, Total: total, Objective: fit.loss, Elapsed: time.Since(start)})
-		}
-		if !final && moved <= s.annealFactor()*allow {
-			sigma /= 2
-			eps *= 2
+		if err := r.afterFit(p, res, fit, batch, final, start); err != nil {
+			return nil, err
 		}
 	}
-	plan.Params["fits"] = float64(fits)
-	plan.Params["rounds"] = float64(round)
+	plan.Params["fits"] = float64(r.fits)
+	plan.Params["rounds"] = float64(r.round)
 	if debugMeasured != nil {
-		debugMeasured(measured)
+		debugMeasured(r.measured)
 	}
-	plan.Params["rho_rounds_spent"] = used
+	plan.Params["rho_rounds_spent"] = r.used
 	if s.finalMode != 0 {
-		// The final estimate: a fit of every measurement from the uniform
-		// distribution, stopped by SURE.
-		final := newFactoredFit(settings)
-		final.add(fit.tree, fit.meas...)
-		if s.finalMode == 2 {
-			for j := range fit.phi {
-				copy(final.phi[j], fit.phi[j])
-			}
-			final.cur.CopyFrom(fit.cur)
-			final.cur.Calibrate()
-			final.loss = final.evaluate(final.cur, final.mu)
+		if fit, err = s.finalFit(ctx, p, fit, settings); err != nil {
+			return nil, err
 		}
-		fit.close()
-		fit = final
 		defer fit.close()
-		fit.useSURE(p.Rand.NormFloat64, 0.01, 25)
-		if err := fit.run(ctx, s.fitIters(), s.fitTol()); err != nil {
+	}
+	return s.factoredResult(p, plan, res, fit, nHat)
+}
+
+// solveMeasured runs the non-adaptive plan: one discrete Gaussian
+// measurement of every planned group, n̂, and one fit on the plan's tree
+// (or, with selectSets, on the sets chosen from the noisy tables), stopped
+// by SURE in the tuned setting.
+//
+// Privacy: the measurements are the plan's charges (one per group); the
+// choice of sets, n̂ and the fit are post-processing.
+func (s *Project) solveMeasured(ctx context.Context, p *Problem, plan *Plan, fit *factoredFit, res *Result, start time.Time) (*Result, error) {
+	fp := plan.factored
+	dom := p.Workload.Domain()
+	sets := make([][]int, len(plan.groups))
+	for i, g := range plan.groups {
+		sets[i] = g.attrs
+	}
+	tabs, err := p.Data.Marginals(ctx, sets)
+	if err != nil {
+		return nil, err
+	}
+	noisy := make([][]float64, len(sets))
+	for i, g := range plan.groups {
+		noisy[i] = make([]float64, len(tabs[i]))
+		if err := noisyTable(p, tabs[i], g.sigma, noisy[i]); err != nil {
 			return nil, err
 		}
 	}
+	nHat := s.nHat(p, noisy, plan.groups)
+	ms := make([]fmeas, len(sets))
+	for i, g := range plan.groups {
+		ms[i] = toMeas(g.attrs, noisy[i], g.sigma, nHat)
+	}
+	tree := fp.tree
+	if fp.selectSets {
+		if tree, ms, err = chooseMeasured(dom.Sizes(), ms, fp.cap); err != nil {
+			return nil, err
+		}
+		plan.Params["sets_fitted"] = float64(len(ms))
+	}
+	fit.add(tree, ms...)
+	if s.Setting == Tuned && !s.Converge {
+		fit.useSURE(p.Rand.NormFloat64, 0.01, 25)
+	}
+	if err := fit.run(ctx, s.fitIters(), s.fitTol()); err != nil {
+		return nil, err
+	}
+	res.Trace = append(res.Trace, Step{Iter: fit.iters, Selected: -1, Objective: fit.loss, MaxError: math.NaN(), Elapsed: time.Since(start)})
 	return s.factoredResult(p, plan, res, fit, nHat)
 }
 

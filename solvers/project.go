@@ -79,6 +79,7 @@ type Project struct {
 	oneAlloc    float64                       // experiments: one-way σ_a ∝ cells_a^(−oneAlloc) (0: 0.5; negative: equal σ)
 	oneScale    float64                       // experiments: the one-way tables' ρ times this (0: the rule's, oneWayScale)
 	coarse      float64                       // experiments: coarse pairs' share (0: the rule's, coarseShare; negative: off)
+	adaptive    bool                          // experiments: the adaptive rounds even where the measured sets fit one tree
 	keepSubsets bool                          // experiments: keep candidates inside a measured set
 	smoothMax   int                           // experiments: one-way smoothing's largest half-width (0: 4; negative: off)
 	shareExp    float64                       // experiments: ρ share ∝ cells^shareExp
@@ -86,7 +87,7 @@ type Project struct {
 }
 
 func init() {
-	register("project", func(s Setting) Solver { return &Project{Setting: s} })
+	register("project", newProject)
 }
 
 // Name implements Solver.

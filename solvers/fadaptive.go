@@ -1,0 +1,407 @@
+package solvers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/dpsynth/synth/internal/par"
+	"github.com/dpsynth/synth/model"
+	"github.com/dpsynth/synth/privacy"
+)
+
+// The steps of the factored project solver's adaptive branch
+// (solveFactored): the one-way measurements (measureOneWays), then rounds
+// that score every candidate (rounds.score), select and measure a batch
+// (rounds.selectBatch), re-fit (rounds.fitBatch) and anneal
+// (rounds.afterFit), and an optional final fit (finalFit).
+
+// measureOneWays measures every one-way table, smooths it, estimates n
+// from the noisy tables and fits the model on the tree of the one-way sets
+// (fit). tabs are the candidates' true tables (plan.factored.cands); the
+// one-way tables are taken from them where the workload holds the
+// attribute. It returns n̂ and the measured sets (the one-way sets, in
+// attribute order).
+//
+// Privacy: one discrete Gaussian per one-way table, σ = plan.groups[a].sigma,
+// charged by the plan (one charge per table); the smoothing, n̂ and the fit
+// are post-processing.
+func (s *Project) measureOneWays(ctx context.Context, p *Problem, plan *Plan, fit *factoredFit, tabs [][]int64) (nHat float64, measured [][]int, err error) {
+	fp := plan.factored
+	dom := p.Workload.Domain()
+	// One-way measurements.
+	// The one-way tables: candidates' where the workload holds the
+	// attribute, else asked for in one more batch.
+	d := dom.Len()
+	oneway := make([][]int64, d)
+	for i, c := range fp.cands {
+		if len(c) == 1 {
+			oneway[c[0]] = tabs[i]
+		}
+	}
+	var missing [][]int
+	for a := range d {
+		if oneway[a] == nil {
+			missing = append(missing, []int{a})
+		}
+	}
+	if len(missing) > 0 {
+		more, err := p.Data.Marginals(ctx, missing)
+		if err != nil {
+			return 0, nil, err
+		}
+		for i, set := range missing {
+			oneway[set[0]] = more[i]
+		}
+	}
+	noisy := make([][]float64, d)
+	for a, cnt := range oneway {
+		noisy[a] = make([]float64, len(cnt))
+		if err := noisyTable(p, cnt, plan.groups[a].sigma, noisy[a]); err != nil {
+			return 0, nil, err
+		}
+		if hmax := s.smoothWidth(); hmax > 0 {
+			// Post-processing: the moving average SURE prefers (none on
+			// tables without smooth neighbourhoods).
+			h := smoothSURE(noisy[a], plan.groups[a].sigma, hmax)
+			if debugRound != nil && h > 0 {
+				debugRound(fmt.Sprintf("one-way %d smoothed, half-width %d", a, h))
+			}
+		}
+	}
+	nHat = s.nHat(p, noisy, plan.groups)
+	ms := make([]fmeas, d)
+	for a := range d {
+		ms[a] = toMeas([]int{a}, noisy[a], plan.groups[a].sigma, nHat)
+		measured = append(measured, []int{a})
+	}
+	tree, err := model.NewTree(dom.Sizes(), measured)
+	if err != nil {
+		return 0, nil, err
+	}
+	fit.add(tree, ms...)
+	if err := fit.run(ctx, s.roundIters(), s.fitTol()); err != nil {
+		return 0, nil, err
+	}
+	return nHat, measured, nil
+}
+
+// rounds is the state of the adaptive rounds: the budget (ρ, what is spent,
+// the next σ and ε0), the candidates' scoring buffers, the measured sets and
+// which candidates they cover, and the counts of rounds and fits.
+type rounds struct {
+	s     *Project
+	fp    *factoredPlan
+	sizes []int
+	tabs  [][]int64 // the candidates' true tables
+	nHat  float64
+
+	rho, used float64 // the rounds' ρ, and what the selections and measurements spent of it
+	sigma     float64 // the next measurement's σ (counts)
+	eps       float64 // the next selection's ε0
+	share     float64 // the selections' share of a round's ρ
+	sens      float64 // ℓ2 sensitivity of one marginal table
+
+	coarse    []coarsePair
+	scoresAll []float64   // the candidates' scores, then the coarse pairs'
+	tmp       []float64   // selectFeasible's scratch
+	bufs      [][]float64 // the model's marginal on each candidate
+	active    [][]float64 // bufs of the candidates in the running, nil for the others
+	team      *par.Team
+	scan      *candScan
+	trees     *treeSizes
+
+	// covered: inside a set measured in full; coarseDone: inside a set
+	// measured on groups.
+	covered, coarseDone []bool
+	measured            [][]int
+	gscratch            []float64
+	treeScratch         [][]int
+
+	round, fits int
+}
+
+// newRounds sets up the rounds after the one-way fit: the budget split of
+// the plan, the coarse pairs, the candidates' buffers and scan, the
+// effective supports, and the candidates the one-way sets cover. tabs are
+// the candidates' true tables, measured the sets measured so far. The
+// caller closes r.team.
+//
+// Privacy: it reads the plan (public), the true tables only to hand them
+// to the scan, and the model fitted to the noisy one-way tables
+// (post-processing): nothing is released or charged here.
+func (s *Project) newRounds(p *Problem, plan *Plan, fit *factoredFit, tabs [][]int64, nHat float64, measured [][]int) (*rounds, error) {
+	fp := plan.factored
+	sizes := p.Workload.Domain().Sizes()
+	r := &rounds{s: s, fp: fp, sizes: sizes, tabs: tabs, nHat: nHat, measured: measured}
+	r.rho = fp.rhoLeft
+	r.used = 0.0
+	r.sigma = fp.sigmaR
+	// The rounds' nominal split, as in the plan.
+	perRound := (fp.rho0 + r.rho) / float64(fp.rounds)
+	r.share = s.selectShare(fp.rho0 + fp.rhoLeft)
+	r.eps = privacy.CalibrateExponential(r.share*perRound, 1)
+	r.sens = math.Sqrt(fp.sens2)
+	// The coarse pairs (middle regime) score after the candidates, in the
+	// same slice, so that one draw covers both.
+	if share := s.coarseShare(fp.rho0 + fp.rhoLeft); share > 0 {
+		r.coarse = coarsePairs(sizes, fp.cands, coarseGroups(fit.cur, sizes, share))
+	}
+	r.scoresAll = make([]float64, len(fp.cands)+len(r.coarse))
+	scores := r.scoresAll[:len(fp.cands)]
+	r.tmp = make([]float64, 0, len(fp.cands))
+	r.bufs = make([][]float64, len(fp.cands))
+	r.active = make([][]float64, len(fp.cands))
+	for i := range fp.cands {
+		r.bufs[i] = make([]float64, len(tabs[i]))
+	}
+	r.team = par.NewTeam(0)
+	r.scan = newCandScan(fp.cands, tabs, r.bufs, r.active, scores, fp.weights, nHat)
+	r.trees = newTreeSizes(sizes, len(fp.cands))
+	if kappa := s.supportSigmas(fp.rho0 + fp.rhoLeft); kappa > 0 {
+		support, err := oneWaySupports(fit.cur, sizes, nHat, kappa, plan.groups)
+		if err != nil {
+			r.team.Close()
+			return nil, err
+		}
+		r.scan.eff, r.scan.mask = supportCells(sizes, fp.cands, support)
+	}
+	// Candidates inside a set measured in full are left out (covered):
+	// their tables are already measured, so their scores only restate the
+	// noise, and the many such near-zero scores took the exponential
+	// mechanism's draws from the useful ones (docs/BENCHMARKS.md). A coarse
+	// pair inside a set measured on groups is left out too (coarseDone).
+	r.covered = make([]bool, len(fp.cands))
+	r.coarseDone = make([]bool, len(fp.cands))
+	for _, set := range measured {
+		r.markInside(r.covered, set)
+	}
+	r.gscratch = make([]float64, 0, 64)
+	return r, nil
+}
+
+// markInside marks in done the candidates inside set.
+func (r *rounds) markInside(done []bool, set []int) {
+	for i, c := range r.fp.cands {
+		if !done[i] && len(c) <= len(set) && isSubset(c, set) {
+			done[i] = true
+		}
+	}
+}
+
+// spend charges the next selection and its measurement against the
+// rounds' ρ; the last one spends what is left, split as every round.
+//
+// Privacy: this is the rounds' accounting: every selection (exponential
+// mechanism, ε0 = r.eps) and measurement (discrete Gaussian, σ = r.sigma)
+// is paid for here, and the total never exceeds r.rho (the plan's one
+// charge for the rounds); an overspend is an internal error.
+func (r *rounds) spend() (last bool, err error) {
+	cost := privacy.GaussianCost(r.sens, r.sigma).Rho + privacy.ExponentialMechanismCost(r.eps).Rho
+	if r.rho-r.used < 2*cost {
+		left := r.rho - r.used
+		r.sigma = privacy.CalibrateGaussian((1-r.share)*left, 1, r.sens)
+		r.eps = privacy.CalibrateExponential(r.share*left, 1)
+		cost = privacy.GaussianCost(r.sens, r.sigma).Rho + privacy.ExponentialMechanismCost(r.eps).Rho
+		last = true
+	}
+	if r.used+cost > r.rho {
+		return false, fmt.Errorf("solvers: internal error: adaptive rounds would spend ρ %.6g of %.6g", r.used+cost, r.rho)
+	}
+	r.used += cost
+	return last, nil
+}
+
+// score computes the model's marginal on every candidate, charges the
+// batch's first selection and measurement (spend) and scores every
+// candidate in the running with that measurement's σ. It returns whether
+// that selection is the last.
+//
+// Privacy: the scores read the true tables; they are released only
+// through the exponential mechanism of selectBatch, which spend charges.
+func (r *rounds) score(ctx context.Context, fit *factoredFit) (last bool, err error) {
+	// The model's marginals on every candidate, in one batch; sets too
+	// large to eliminate are not candidates this round. Whether a
+	// candidate keeps the model under the cap is tested only for the
+	// ones a selection reaches (feasible, below).
+	for i := range r.active {
+		r.active[i] = r.bufs[i]
+	}
+	if err := fit.cur.Marginals(r.fp.cands, r.active); err != nil {
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		var me *model.MarginalsError
+		if !errors.As(err, &me) {
+			return false, err
+		}
+		for _, i := range me.Index {
+			r.active[i] = nil
+		}
+	}
+	// The batch's selections, one after the other from this model,
+	// scored with the noise of the batch's first measurement.
+	if last, err = r.spend(); err != nil {
+		return false, err
+	}
+	r.scan.sigma = r.sigma
+	r.scan.run(r.team)
+	return last, nil
+}
+
+// selectBatch selects and measures the batch's candidates, one after the
+// other from the scores of score, charging each after the first (spend),
+// and records them as measured. final says whether score's charge was the
+// last. It returns the batch, the tree of every measured set (fit.tree if
+// the batch's sets fit it) and whether the batch ends the rounds.
+//
+// Privacy: each selection is an exponential mechanism (selectRound) and
+// each measurement a discrete Gaussian (measureRound), at the σ and ε0
+// that spend charged for them.
+func (r *rounds) selectBatch(p *Problem, fit *factoredFit, final bool) (batch []selected, t *model.Tree, last bool, err error) {
+	s, fp := r.s, r.fp
+	t = fit.tree
+	for k := 0; ; k++ {
+		if k > 0 {
+			if final, err = r.spend(); err != nil {
+				return nil, nil, false, err
+			}
+		}
+		// Candidates whose model stays under the cap, which grows with
+		// the budget spent (AIM's rule: early rounds keep the model
+		// small).
+		limit := float64(fp.cap) * (fp.rho0 + r.used) / (fp.rho0 + r.rho)
+		feasible := func(i int) bool {
+			if i >= len(fp.cands) {
+				i = r.coarse[i-len(fp.cands)].base
+			}
+			c := fp.cands[i]
+			if t.Covering(c) >= 0 {
+				return true
+			}
+			var b uint64
+			b, r.treeScratch = r.trees.bytesWith(i, c, r.measured, r.treeScratch)
+			return float64(b) <= limit
+		}
+		sel, cp, err := s.selectRound(p, fp, selectArgs{scoresAll: r.scoresAll, active: r.active, covered: r.covered, coarseDone: r.coarseDone,
+			coarse: r.coarse, tabs: r.tabs, bufs: r.bufs, nHat: r.nHat, sigma: r.sigma, eps: r.eps, tmp: r.tmp, gscratch: &r.gscratch, feasible: feasible})
+		if err != nil {
+			return nil, nil, false, err
+		}
+		c := fp.cands[sel]
+		m, err := s.measureRound(p, r.scan, sel, cp, r.tabs[sel], r.sigma, r.nHat)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		batch = append(batch, selected{index: sel, coarse: cp, meas: m, before: slices.Clone(r.bufs[sel]), sigma: r.sigma, eps: r.eps})
+		r.measured = append(r.measured, c)
+		if cp != nil {
+			r.markInside(r.coarseDone, c)
+		} else {
+			r.markInside(r.covered, c)
+		}
+		r.trees.note(c)
+		if t.Covering(c) < 0 {
+			if t, err = model.NewTree(r.sizes, r.measured); err != nil {
+				return nil, nil, false, fmt.Errorf("solvers: internal error: no tree for %v: %w", r.measured, err)
+			}
+		}
+		if final || k == fp.batch-1 {
+			return batch, t, final, nil
+		}
+	}
+}
+
+// fitBatch adds the batch's measurements to the fit on tree t and re-fits,
+// warm-started: roundIters steps, FitIters on the final round when set.
+// Post-processing.
+func (r *rounds) fitBatch(ctx context.Context, fit *factoredFit, t *model.Tree, batch []selected, final bool) error {
+	s := r.s
+	ms := make([]fmeas, len(batch))
+	for k, b := range batch {
+		ms[k] = b.meas
+	}
+	fit.add(t, ms...)
+	iters := s.roundIters()
+	if final && s.FitIters > 0 {
+		iters = s.FitIters
+	}
+	return fit.run(ctx, iters, s.fitTol())
+}
+
+// afterFit records the batch after its fit: a trace step (and a debugRound
+// line) per selection, the progress callback, and the annealing test on how
+// far the batch moved the model (anneal). Post-processing.
+func (r *rounds) afterFit(p *Problem, res *Result, fit *factoredFit, batch []selected, final bool, start time.Time) error {
+	// Annealing: the batch's measurements barely moved the model (in
+	// all, against their noise); spend more per round.
+	moved, allow := 0.0, 0.0
+	for _, b := range batch {
+		mv, al, err := b.moved(fit.cur, r.fp.cands[b.index], r.scan, r.nHat)
+		if err != nil {
+			return err
+		}
+		moved, allow = moved+mv, allow+al
+		res.Trace = append(res.Trace, Step{Iter: r.round, Selected: b.index, Objective: fit.loss, MaxError: math.NaN(), Elapsed: time.Since(start)})
+		if debugRound != nil {
+			kind := "table"
+			if b.coarse != nil {
+				kind = fmt.Sprintf("coarse, %d groups", len(b.meas.gy))
+			}
+			debugRound(fmt.Sprintf("round %d set %v (%s) cells %d sigma %.1f eps %.4g moved %.0f allow %.0f used %.3g/%.3g", r.round, r.fp.cands[b.index], kind, len(b.meas.y), b.sigma, b.eps, mv, al, r.used, r.rho))
+		}
+		r.round++
+	}
+	if p.Progress != nil {
+		// The budget spent is the true measure of progress (annealing
+		// makes the number of rounds unknown in advance).
+		total := r.round
+		if !final {
+			total = max(r.round+1, int(math.Ceil(float64(r.round)*r.rho/r.used)))
+		}
+		p.Progress(Progress{Iter: r.round, Total: total, Objective: fit.loss, Elapsed: time.Since(start)})
+	}
+	r.anneal(moved, allow, final)
+	return nil
+}
+
+// anneal halves σ and doubles ε0 for the next rounds when the batch moved
+// the model by at most its noise allowance (times annealFactor): its
+// measurements barely changed the model, so the rounds spend more each.
+// Never after the final round. The next spend charges the new σ and ε0.
+func (r *rounds) anneal(moved, allow float64, final bool) {
+	if !final && moved <= r.s.annealFactor()*allow {
+		r.sigma /= 2
+		r.eps *= 2
+	}
+}
+
+// finalFit is the final estimate (finalMode, experiments): a new fit of
+// every measurement of fit, from the uniform distribution (finalMode 1) or
+// from fit's potentials (2), stopped by SURE. It closes fit and returns the
+// new fit, which the caller closes; on an error it closes both.
+// Post-processing.
+func (s *Project) finalFit(ctx context.Context, p *Problem, fit *factoredFit, settings *model.Settings) (*factoredFit, error) {
+	// The final estimate: a fit of every measurement from the uniform
+	// distribution, stopped by SURE.
+	final := newFactoredFit(settings)
+	final.add(fit.tree, fit.meas...)
+	if s.finalMode == 2 {
+		for j := range fit.phi {
+			copy(final.phi[j], fit.phi[j])
+		}
+		final.cur.CopyFrom(fit.cur)
+		final.cur.Calibrate()
+		final.loss = final.evaluate(final.cur, final.mu)
+	}
+	fit.close()
+	final.useSURE(p.Rand.NormFloat64, 0.01, 25)
+	if err := final.run(ctx, s.fitIters(), s.fitTol()); err != nil {
+		final.close()
+		return nil, err
+	}
+	return final, nil
+}

@@ -1,0 +1,306 @@
+package solvers
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/dpsynth/synth/model"
+	"github.com/dpsynth/synth/privacy"
+)
+
+// The steps of the adaptive rounds (fadaptive.go): the budget they spend,
+// the annealing rule, and the rounds run step by step on a fixture.
+
+// TestRoundsSpend: over the rounds, spend charges exactly the σ and ε0 it
+// is given (as annealing leaves them) until the last call, which spends
+// what is left; the total never exceeds the rounds' ρ.
+func TestRoundsSpend(t *testing.T) {
+	// A round's σ and ε0 for ρ split over n rounds, share to the selection.
+	split := func(rho, share, sens float64, n int) (sigma, eps float64) {
+		per := rho / float64(n)
+		return privacy.CalibrateGaussian((1-share)*per, 1, sens), privacy.CalibrateExponential(share*per, 1)
+	}
+	type tc struct {
+		name             string
+		rho, share, sens float64
+		sigma, eps       float64
+		anneal           map[int]bool // anneal after these calls (0-based)
+		calls            int          // calls up to the last one
+	}
+	var cases []tc
+	for _, c := range []struct {
+		name             string
+		rho, share, sens float64
+		n                int
+		anneal           map[int]bool
+		calls            int
+	}{
+		// The calibrations charge a little under ρ/n: n calls, the last
+		// one on what is left.
+		{"20 rounds", 1e-2, 0.1, 1, 20, nil, 20},
+		{"replace-one sensitivity", 4e-4, 0.15, math.Sqrt2, 12, nil, 12},
+		{"rounds not a divisor", 3e-3, 0.1, 1, 7, nil, 7},
+		// Annealing quadruples a round's cost: 4 calls of ρ/40, then 8 of
+		// 4ρ/40, and the last on the 4ρ/40 left.
+		{"anneal halves σ", 1e-2, 0.1, 1, 40, map[int]bool{3: true}, 13},
+		// 1 of ρ/100, 5 of 4ρ/100, 3 of 16ρ/100, the last on 31ρ/100.
+		{"anneal twice", 1e-2, 0.1, 1, 100, map[int]bool{0: true, 5: true}, 10},
+		// Annealed past what is left: the next call is the last.
+		{"anneal past the budget", 1e-3, 0.1, 1, 4, map[int]bool{0: true}, 2},
+		// One round's cost is over half the budget: the first call is the last.
+		{"first call is last", 1e-2, 0.1, 1, 1, nil, 1},
+	} {
+		sigma, eps := split(c.rho, c.share, c.sens, c.n)
+		cases = append(cases, tc{c.name, c.rho, c.share, c.sens, sigma, eps, c.anneal, c.calls})
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := &rounds{s: &Project{}, rho: c.rho, sigma: c.sigma, eps: c.eps, share: c.share, sens: c.sens}
+			sigma, eps := c.sigma, c.eps // what the next call should charge, unless last
+			for call := 0; ; call++ {
+				if call > 1000 {
+					t.Fatalf("spend() never returned last = true; used %v of %v", r.used, r.rho)
+				}
+				before := r.used
+				left := r.rho - r.used
+				last, err := r.spend()
+				if err != nil {
+					t.Fatalf("call %d: spend() = %v", call, err)
+				}
+				if r.used > r.rho {
+					t.Fatalf("call %d: spend() charged %v in all, want <= %v", call, r.used, r.rho)
+				}
+				if !last {
+					if r.sigma != sigma || r.eps != eps {
+						t.Errorf("call %d: spend() = σ %v ε0 %v, want σ %v ε0 %v", call, r.sigma, r.eps, sigma, eps)
+					}
+					want := privacy.GaussianCost(c.sens, sigma).Rho + privacy.ExponentialMechanismCost(eps).Rho
+					if got := r.used - before; math.Abs(got-want) > 1e-12*want {
+						t.Errorf("call %d: spend() charged %v, want %v", call, got, want)
+					}
+					if c.anneal[call] {
+						r.anneal(0, 1, false) // the batch did not move the model
+						sigma, eps = sigma/2, eps*2
+					}
+					continue
+				}
+				// The last call spends what was left, split by share: the
+				// calibrations leave 10⁻⁹ to 2·10⁻⁹ of it (privacy.calSlack,
+				// calTol), under 10⁻⁹ of ρ unless the last call found more
+				// than half of ρ left.
+				if n := call + 1; n != c.calls {
+					t.Errorf("spend() = last after %d calls, want %d", n, c.calls)
+				}
+				unspent := r.rho - r.used
+				if unspent < 0 || unspent > 2e-9*left || (left <= r.rho/2 && unspent > 1e-9*r.rho) {
+					t.Errorf("spend() = last with ρ %v of %v unspent (%v left before), want at most 2e-9 of what was left", unspent, r.rho, left)
+				}
+				if g := privacy.GaussianCost(c.sens, r.sigma).Rho; g > (1-c.share)*left || g < (1-c.share)*left*(1-1e-8) {
+					t.Errorf("spend() = last with the measurement's ρ %v, want (1−share)·left = %v", g, (1-c.share)*left)
+				}
+				break
+			}
+		})
+	}
+}
+
+// TestRoundsAnneal: σ halves and ε0 doubles exactly when the batch moved
+// the model by at most allow·annealFactor, and never after the final round.
+func TestRoundsAnneal(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		factor        float64 // Project.anneal (0: 1)
+		moved, allow  float64
+		final, halved bool
+	}{
+		{"moved less", 0, 90, 100, false, true},
+		{"moved the allowance", 0, 100, 100, false, true},
+		{"moved more", 0, 100.0001, 100, false, false},
+		{"nothing moved, nothing allowed", 0, 0, 0, false, true},
+		{"final round", 0, 1, 100, true, false},
+		{"final round, nothing moved", 0, 0, 0, true, false},
+		{"factor 0.5, moved 0.6 of allow", 0.5, 60, 100, false, false},
+		{"factor 0.5, moved half of allow", 0.5, 50, 100, false, true},
+		{"factor 2, moved 1.5 of allow", 2, 150, 100, false, true},
+		{"factor 2, moved 2.5 of allow", 2, 250, 100, false, false},
+	} {
+		const sigma, eps = 123.456789, 0.0123456789
+		r := &rounds{s: &Project{anneal: c.factor}, sigma: sigma, eps: eps}
+		r.anneal(c.moved, c.allow, c.final)
+		wantS, wantE := sigma, eps
+		if c.halved {
+			wantS, wantE = sigma/2, eps*2
+		}
+		if r.sigma != wantS || r.eps != wantE {
+			t.Errorf("%s: anneal(%v, %v, %v) = σ %v ε0 %v, want σ %v ε0 %v", c.name, c.moved, c.allow, c.final, r.sigma, r.eps, wantS, wantE)
+		}
+	}
+}
+
+// TestRoundsSteps runs the adaptive rounds step by step, as solveFactored
+// does, and checks each step's effect on the rounds' state: the batch's
+// size, the measured and covered sets, the tree, the trace, the annealing
+// decision, and the budget spent at the end.
+func TestRoundsSteps(t *testing.T) {
+	fx := loadFixture(t, "adult-reduced", nil, 3)
+	for _, c := range []struct {
+		name   string
+		s      *Project
+		nb     Neighbours
+		eps    float64
+		batch  int
+		minFit int
+	}{
+		{"one per fit", &Project{}, ReplaceOne, 1, 1, 2},
+		{"add-remove, middle regime", &Project{}, AddRemove, 0.5, 1, 2},
+		{"batches of 4", &Project{Rounds: 200}, AddRemove, 1, 4, 2},
+		{"annealing factor 3", &Project{anneal: 3}, AddRemove, 1, 1, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			p, _ := factoredProblem(t, fx, c.eps, 5, 64<<10)
+			p.Neighbours = c.nb
+			plan, err := c.s.Plan(&p.Shape)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fp := plan.factored
+			if !fp.adaptive || fp.batch != c.batch {
+				t.Fatalf("plan: adaptive %v batch %d, want adaptive, batch %d", fp.adaptive, fp.batch, c.batch)
+			}
+			fit := newFactoredFit(&model.Settings{})
+			defer fit.close()
+			tabs, err := p.Data.Marginals(ctx, fp.cands)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nHat, measured, err := c.s.measureOneWays(ctx, p, plan, fit, tabs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := fx.dom.Len(); len(measured) != d || len(fit.meas) != d {
+				t.Fatalf("measureOneWays: %d sets measured, %d fitted, want %d", len(measured), len(fit.meas), d)
+			}
+			r, err := c.s.newRounds(p, plan, fit, tabs, nHat, measured)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.team.Close()
+			res, start := &Result{Plan: plan}, time.Now()
+			for final := false; !final; r.fits++ {
+				if r.fits > 1000 {
+					t.Fatal("the rounds never end")
+				}
+				nMeasured, nTrace, round := len(r.measured), len(res.Trace), r.round
+				if final, err = r.score(ctx, fit); err != nil {
+					t.Fatal(err)
+				}
+				batch, tree, last, err := r.selectBatch(p, fit, final)
+				if err != nil {
+					t.Fatal(err)
+				}
+				final = last
+				if len(batch) == 0 || len(batch) > c.batch || (!final && len(batch) != c.batch) {
+					t.Fatalf("fit %d: selectBatch() = %d selections (final %v), want %d", r.fits, len(batch), final, c.batch)
+				}
+				if got := len(r.measured) - nMeasured; got != len(batch) {
+					t.Errorf("fit %d: selectBatch() measured %d sets, want %d", r.fits, got, len(batch))
+				}
+				for _, b := range batch {
+					done := r.covered
+					if b.coarse != nil {
+						done = r.coarseDone
+					}
+					if !done[b.index] {
+						t.Errorf("fit %d: selectBatch() left candidate %v unmarked", r.fits, fp.cands[b.index])
+					}
+					if tree.Covering(fp.cands[b.index]) < 0 {
+						t.Errorf("fit %d: selectBatch() = a tree without %v", r.fits, fp.cands[b.index])
+					}
+				}
+				if err := r.fitBatch(ctx, fit, tree, batch, final); err != nil {
+					t.Fatal(err)
+				}
+				if fit.tree != tree {
+					t.Errorf("fit %d: fitBatch() left the fit on another tree", r.fits)
+				}
+				// The annealing test on the fitted model.
+				moved, allow := 0.0, 0.0
+				for _, b := range batch {
+					mv, al, err := b.moved(fit.cur, fp.cands[b.index], r.scan, nHat)
+					if err != nil {
+						t.Fatal(err)
+					}
+					moved, allow = moved+mv, allow+al
+				}
+				sigma, eps := r.sigma, r.eps
+				if err := r.afterFit(p, res, fit, batch, final, start); err != nil {
+					t.Fatal(err)
+				}
+				if r.round != round+len(batch) || len(res.Trace) != nTrace+len(batch) {
+					t.Errorf("fit %d: afterFit() = round %d, %d trace steps, want %d and %d", r.fits, r.round, len(res.Trace), round+len(batch), nTrace+len(batch))
+				}
+				wantS, wantE := sigma, eps
+				if !final && moved <= c.s.annealFactor()*allow {
+					wantS, wantE = sigma/2, eps*2
+				}
+				if r.sigma != wantS || r.eps != wantE {
+					t.Errorf("fit %d: afterFit() with moved %v allow %v = σ %v ε0 %v, want σ %v ε0 %v", r.fits, moved, allow, r.sigma, r.eps, wantS, wantE)
+				}
+			}
+			if r.fits < c.minFit {
+				t.Errorf("%d fits, want at least %d", r.fits, c.minFit)
+			}
+			if unspent := r.rho - r.used; unspent < 0 || unspent > 2e-9*r.rho {
+				t.Errorf("the rounds left ρ %v of %v unspent, want none and never more than spent", unspent, r.rho)
+			}
+		})
+	}
+}
+
+// TestAdaptiveFinalFit: the final fit refits every measurement, closes the
+// fit it replaces, and gives a distribution.
+func TestAdaptiveFinalFit(t *testing.T) {
+	fx := loadFixture(t, "adult-reduced", nil, 3)
+	for _, mode := range []int{1, 2} {
+		ctx := context.Background()
+		s := &Project{finalMode: mode}
+		p, _ := factoredProblem(t, fx, 1, 2, 64<<10)
+		plan, err := s.Plan(&p.Shape)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fit := newFactoredFit(&model.Settings{})
+		tabs, err := p.Data.Marginals(ctx, plan.factored.cands)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := s.measureOneWays(ctx, p, plan, fit, tabs); err != nil {
+			t.Fatal(err)
+		}
+		final, err := s.finalFit(ctx, p, fit, &model.Settings{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fit.cur != nil {
+			t.Errorf("finalMode %d: finalFit() left the old fit open", mode)
+		}
+		if len(final.meas) != len(fit.meas) || final.tree != fit.tree {
+			t.Errorf("finalMode %d: finalFit() = %d measurements, want %d on the same tree", mode, len(final.meas), len(fit.meas))
+		}
+		out := make([]float64, fx.dom.Sizes()[0])
+		if err := final.cur.Marginal([]int{0}, out); err != nil {
+			t.Fatal(err)
+		}
+		sum := 0.0
+		for _, v := range out {
+			sum += v
+		}
+		if math.Abs(sum-1) > 1e-9 || math.IsNaN(final.loss) {
+			t.Errorf("finalMode %d: finalFit() = a marginal summing to %v, loss %v", mode, sum, final.loss)
+		}
+		final.close()
+	}
+}
