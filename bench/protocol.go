@@ -90,6 +90,9 @@ type Reference struct {
 type RefPoint struct {
 	Epsilon, Max, Mean float64
 	L1, Seconds        float64
+	// Runs is the number of runs averaged, when measured here (0: a
+	// published figure).
+	Runs int
 }
 
 // grid5 is the ε grid of the GEM/PEP small-ADULT protocol.

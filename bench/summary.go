@@ -57,9 +57,11 @@ func WriteSummary(w io.Writer, rs []*Result, meta *Meta) error {
 		"both are fine for benchmarking on public data. Seconds is the wall time of the release process, peak RSS " +
 		"its largest resident memory. See bench/README.md for every column of results.csv.\n")
 
-	for _, s := range sections(rs) {
+	secs := sections(rs)
+	for _, s := range secs {
 		writeSection(p, s)
 	}
+	writeSuite(p, secs)
 	return bw.Flush()
 }
 
