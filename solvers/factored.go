@@ -157,6 +157,9 @@ func (s *Project) planFactored(sh *Shape, plan *Plan, rho float64) error {
 	fp.adaptive = true
 	d := dom.Len()
 	fp.rounds = s.Rounds
+	if fp.rounds <= 0 && s.perAttr > 0 {
+		fp.rounds = s.perAttr * d
+	}
 	if fp.rounds <= 0 {
 		fp.rounds = tunedRounds(d, rho)
 	}
@@ -423,7 +426,7 @@ func noisyTable(p *Problem, cnt []int64, sigma float64, out []float64) error {
 // in one step (solveMeasured); the adaptive one as the one-way
 // measurements (measureOneWays), then rounds of scoring, selecting and
 // measuring a batch, fitting and annealing (rounds, fadaptive.go) until
-// the rounds' ρ is spent, and an optional final fit (finalFit).
+// the rounds' ρ is spent.
 func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*Result, error) {
 	fp := plan.factored
 	if p.Data == nil {
@@ -481,12 +484,6 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 		debugMeasured(r.measured)
 	}
 	plan.Params["rho_rounds_spent"] = r.used
-	if s.finalMode != 0 {
-		if fit, err = s.finalFit(ctx, p, fit, settings); err != nil {
-			return nil, err
-		}
-		defer fit.close()
-	}
 	return s.factoredResult(p, plan, res, fit, nHat)
 }
 

@@ -28,7 +28,6 @@ var (
 	evFRounds   = flag.Int("ev.rounds", 0, "Project.Rounds")
 	evFIters    = flag.Int("ev.riters", 0, "Project.RoundIters")
 	evFCap      = flag.Uint64("ev.cap", 0, "max model bytes")
-	evFFinal    = flag.Int("ev.final", 0, "final fit mode")
 	evFShare    = flag.Float64("ev.selshare", 0, "selection share")
 	evFAnneal   = flag.Float64("ev.anneal", 0, "annealing allowance factor")
 	evFPairs    = flag.Bool("ev.pairs", false, "measure the order below and fit what fits")
@@ -38,7 +37,6 @@ var (
 	evFSupport  = flag.Float64("ev.support", 0, "κ of the effective supports (0: the rule's; negative: off)")
 	evFOneScale = flag.Float64("ev.onescale", 0, "one-way ρ scale (0: the rule's)")
 	evFCoarse   = flag.Float64("ev.coarse", 0, "coarse pairs' share (0: the rule's; negative: off)")
-	evFKeepSub  = flag.Bool("ev.keepsub", false, "keep candidates inside measured sets")
 	evFSmooth   = flag.Int("ev.smooth", 0, "one-way smoothing's largest half-width (0: 4; negative: off)")
 	evFFitIters = flag.Int("ev.fiters", 0, "Project.FitIters")
 	evFAR       = flag.Bool("ev.addremove", false, "add/remove neighbours")
@@ -74,7 +72,7 @@ func TestEvidenceFactored(t *testing.T) {
 	var measuredSets [][]int
 	debugMeasured = func(m [][]int) { measuredSets = m }
 	start := time.Now()
-	s := &Project{Rounds: *evFRounds, FitIters: *evFFitIters, RoundIters: *evFIters, finalMode: *evFFinal, selShare: *evFShare, pairsMode: *evFPairs, anneal: *evFAnneal, oneAlloc: *evFAlloc, supportK: *evFSupport, oneScale: *evFOneScale, coarse: *evFCoarse, keepSubsets: *evFKeepSub, smoothMax: *evFSmooth}
+	s := &Project{Rounds: *evFRounds, FitIters: *evFFitIters, RoundIters: *evFIters, selShare: *evFShare, pairsMode: *evFPairs, anneal: *evFAnneal, oneAlloc: *evFAlloc, supportK: *evFSupport, oneScale: *evFOneScale, coarse: *evFCoarse, smoothMax: *evFSmooth}
 	sh := Shape{Neighbours: ReplaceOne, Budget: privacy.Budget{Eps: *evFEps, Delta: 1e-9}, N: int(counts.Total()), Workload: wl, Model: Factored, MaxModelBytes: *evFCap}
 	if *evFAR {
 		sh.Neighbours = AddRemove

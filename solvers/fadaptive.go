@@ -17,7 +17,7 @@ import (
 // (solveFactored): the one-way measurements (measureOneWays), then rounds
 // that score every candidate (rounds.score), select and measure a batch
 // (rounds.selectBatch), re-fit (rounds.fitBatch) and anneal
-// (rounds.afterFit), and an optional final fit (finalFit).
+// (rounds.afterFit).
 
 // measureOneWays measures every one-way table, smooths it, estimates n
 // from the noisy tables and fits the model on the tree of the one-way sets
@@ -377,31 +377,4 @@ func (r *rounds) anneal(moved, allow float64, final bool) {
 		r.sigma /= 2
 		r.eps *= 2
 	}
-}
-
-// finalFit is the final estimate (finalMode, experiments): a new fit of
-// every measurement of fit, from the uniform distribution (finalMode 1) or
-// from fit's potentials (2), stopped by SURE. It closes fit and returns the
-// new fit, which the caller closes; on an error it closes both.
-// Post-processing.
-func (s *Project) finalFit(ctx context.Context, p *Problem, fit *factoredFit, settings *model.Settings) (*factoredFit, error) {
-	// The final estimate: a fit of every measurement from the uniform
-	// distribution, stopped by SURE.
-	final := newFactoredFit(settings)
-	final.add(fit.tree, fit.meas...)
-	if s.finalMode == 2 {
-		for j := range fit.phi {
-			copy(final.phi[j], fit.phi[j])
-		}
-		final.cur.CopyFrom(fit.cur)
-		final.cur.Calibrate()
-		final.loss = final.evaluate(final.cur, final.mu)
-	}
-	fit.close()
-	final.useSURE(p.Rand.NormFloat64, 0.01, 25)
-	if err := final.run(ctx, s.fitIters(), s.fitTol()); err != nil {
-		final.close()
-		return nil, err
-	}
-	return final, nil
 }

@@ -45,7 +45,7 @@ func (s *Project) selectRound(p *Problem, fp *factoredPlan, a selectArgs) (int, 
 	L := len(fp.cands)
 	idx := make([]int, 0, L)
 	for i := range fp.cands {
-		if a.active[i] != nil && (s.keepSubsets || !a.covered[i]) {
+		if a.active[i] != nil && !a.covered[i] {
 			idx = append(idx, i)
 		}
 	}
@@ -54,7 +54,7 @@ func (s *Project) selectRound(p *Problem, fp *factoredPlan, a selectArgs) (int, 
 	// scoreSens bounds their scores too.
 	for q := range a.coarse {
 		k := &a.coarse[q]
-		if a.active[k.base] == nil || (!s.keepSubsets && (a.covered[k.base] || a.coarseDone[k.base])) {
+		if a.active[k.base] == nil || a.covered[k.base] || a.coarseDone[k.base] {
 			continue
 		}
 		var l1 float64

@@ -74,13 +74,12 @@ type Project struct {
 	selShare    float64                       // experiments: share of a round's ρ on the selection (0: 0.1)
 	anneal      float64                       // experiments: annealing allowance factor (0: 1)
 	pairsMode   bool                          // experiments: measure the order below the workload's, fit the sets that fit
-	finalMode   int                           // experiments: factored final fit (0 none, 1 cold + SURE, 2 warm + SURE)
 	supportK    float64                       // experiments: κ of the effective supports (0: the rule's; negative: off)
 	oneAlloc    float64                       // experiments: one-way σ_a ∝ cells_a^(−oneAlloc) (0: 0.5; negative: equal σ)
 	oneScale    float64                       // experiments: the one-way tables' ρ times this (0: the rule's, oneWayScale)
 	coarse      float64                       // experiments: coarse pairs' share (0: the rule's, coarseShare; negative: off)
+	perAttr     int                           // experiments: nominal rounds per attribute (0: tunedRounds)
 	adaptive    bool                          // experiments: the adaptive rounds even where the measured sets fit one tree
-	keepSubsets bool                          // experiments: keep candidates inside a measured set
 	smoothMax   int                           // experiments: one-way smoothing's largest half-width (0: 4; negative: off)
 	shareExp    float64                       // experiments: ρ share ∝ cells^shareExp
 	orderWeight map[int]float64               // experiments: ρ share multiplier per order
