@@ -65,3 +65,20 @@ func TestEmbeddedRefs(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseRefs: parseRefs never panics, and what it accepts averages into
+// references without panicking either.
+func FuzzParseRefs(f *testing.F) {
+	f.Add([]byte("adult,aim,1,1,0.1,0.2,30,100\n"))
+	f.Add([]byte("p,mst,0.5,2,NaN,NaN,3600,NaN\np,aim,0.5,1,0.1,0.2,3,4\n"))
+	f.Add([]byte("a,b\n\"x"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		runs, err := parseRefs(b)
+		if err != nil {
+			return
+		}
+		for _, r := range runs {
+			measuredRefs(runs, r.protocol)
+		}
+	})
+}
