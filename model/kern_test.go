@@ -125,3 +125,29 @@ func TestProjKernelsMatchCellByCell(t *testing.T) {
 		}
 	}
 }
+
+// TestCondInSubnormal: a separator cell whose mass is subnormal (1/v
+// overflows) gets conditional 0, not NaN from 0·Inf; a normal one is
+// divided as before; an empty one stays 0.
+func TestCondInSubnormal(t *testing.T) {
+	sizes := []int{2, 3}
+	p := newProj(sizes, []int{0, 1}, []int{1}) // P(A, x_S) over {A: 2, S: 3} onto S
+	msg := []float64{
+		0, 0.25, 0, // A = 0, S = 0..2
+		5e-324, 0.75, 0, // A = 1
+	}
+	sep := make([]float64, 3)
+	dig := make([]int, 2)
+	condIn(msg, sep, &p, dig)
+	want := []float64{0, 0.25, 0, 0, 0.75, 0}
+	for i := range msg {
+		if msg[i] != want[i] {
+			t.Fatalf("condIn = %v, want %v", msg, want)
+		}
+	}
+	for _, tt := range []struct{ v, want float64 }{{0, 0}, {5e-324, 0}, {0x1p-1023, 0}, {0x1p-1022, 0x1p1022}, {0.5, 2}} {
+		if got := reciprocal(tt.v); got != tt.want {
+			t.Errorf("reciprocal(%g) = %g, want %g", tt.v, got, tt.want)
+		}
+	}
+}

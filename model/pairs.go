@@ -711,17 +711,29 @@ func (m *Model) runPairs(pp *pairPlan, outs [][]float64, arena []float64, dig []
 }
 
 // condIn turns a message P(A, x_S) into P(A | x_S) in place: divided by
-// its sum over A (0 where that is 0), with sep (cells of S) as scratch.
+// its sum over A (0 where that is 0, or so small that its reciprocal
+// overflows: a subnormal mass, which would turn the message's zeros into
+// NaN), with sep (cells of S) as scratch.
 func condIn(msg, sep []float64, inSep *proj, dig []int) {
 	clear(sep)
 	inSep.sumTo(sep, msg, 0, len(msg), dig)
 	for j, v := range sep {
-		if v > 0 {
-			sep[j] = 1 / v
-		}
+		sep[j] = reciprocal(v)
 	}
 	inSep.mulFrom(msg, sep, 0, len(msg), dig)
 }
+
+// reciprocal is 1/v for a mass v whose reciprocal is finite, else 0.
+func reciprocal(v float64) float64 {
+	if v >= minMass {
+		return 1 / v
+	}
+	return 0
+}
+
+// minMass is the smallest mass with a finite reciprocal: the smallest
+// normal float64.
+const minMass = 0x1p-1022
 
 // pairJob runs a batch's carry plans of b.units, taken one at a time.
 type pairJob struct {

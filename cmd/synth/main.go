@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"runtime/pprof"
 	"sort"
 	"strings"
@@ -90,9 +91,23 @@ func main() {
 	defer stop()
 	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, tty: isTerminal(os.Stderr)}
 	stopProfile := startProfile(os.Getenv("SYNTH_CPUPROFILE"), e.stderr)
-	code := runMain(ctx, e, os.Args[1:])
+	code := runGuarded(ctx, e, os.Args[1:])
 	stopProfile()
 	os.Exit(code)
+}
+
+// runGuarded runs the command and turns a panic of its goroutine (a bug)
+// into exit code 70 with the panic and its stack on stderr, after the
+// deferred clean-ups of the command (removing a release's unfinished
+// output) have run, instead of the Go runtime's crash.
+func runGuarded(ctx context.Context, e *env, args []string) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(e.stderr, "synth: internal error (a bug, please report it with this message): %v\n%s", r, debug.Stack())
+			code = ExitInternal
+		}
+	}()
+	return runMain(ctx, e, args)
 }
 
 // startProfile writes a CPU profile of the whole command to path when it is

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
+
 	"github.com/dpsynth/synth/datasets"
 )
 
@@ -320,5 +322,26 @@ func TestExitCodes(t *testing.T) {
 				t.Errorf("synth %s: output does not contain %q:\n%s%s", strings.Join(tt.args, " "), tt.want, out, errs)
 			}
 		})
+	}
+}
+
+type panicOptions struct{}
+
+func (*panicOptions) AddFlags(*pflag.FlagSet) {}
+
+// TestRunGuardedPanic: a panic in a command (a bug) is exit 70 with the
+// panic and a stack on stderr, not the runtime's crash.
+func TestRunGuardedPanic(t *testing.T) {
+	register(&command{name: "zz-panic", summary: "test only", setup: setupFor[panicOptions](func(context.Context, *env, *panicOptions) error {
+		panic("boom")
+	})})
+	t.Cleanup(func() { delete(commands, "zz-panic") })
+	var out, errb bytes.Buffer
+	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb}
+	if code := runGuarded(t.Context(), e, []string{"zz-panic"}); code != ExitInternal {
+		t.Errorf("runGuarded(zz-panic) = %d, want %d", code, ExitInternal)
+	}
+	if s := errb.String(); !strings.Contains(s, "internal error") || !strings.Contains(s, "boom") || !strings.Contains(s, "goroutine") {
+		t.Errorf("stderr = %q, want the internal error, the panic and a stack", s)
 	}
 }
