@@ -13,7 +13,8 @@ import (
 // pgmCSV holds private-pgm's AIM and MST measured here on the accuracy
 // suite, one row per run as docs/bench/suite/pgm.sh appends them:
 // protocol, method, ε, run, max error, mean marginal L1, seconds, peak RSS
-// (MiB). NaN errors mark a run stopped at the time limit.
+// (MiB). NaN errors mark a run that did not finish (stopped at pgm.sh's
+// time limit or by hand).
 //
 //go:embed refs/pgm.csv
 var pgmCSV []byte
@@ -111,7 +112,7 @@ func measuredRefs(runs []refRun, name string) []Reference {
 func init() {
 	runs, err := parseRefs(pgmCSV)
 	if err != nil {
-		panic(err) // the embedded file is checked by TestMeasuredRefs
+		panic(err) // the embedded file is checked by TestEmbeddedRefs
 	}
 	for _, p := range protocols {
 		m := measuredRefs(runs, p.Name)

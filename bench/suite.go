@@ -24,12 +24,30 @@ const (
 // measured reference.
 type suiteRow struct {
 	protocol        string
-	eps             float64
 	c               *cell
 	aim, mst        *RefPoint
-	bestMax, bestL1 float64
-	maxRatio, l1Rat float64
+	maxRatio, l1Rat float64 // synth's over the lower of AIM's and MST's
 	timeRatio       float64 // AIM's seconds over synth's (NaN: unknown)
+}
+
+// newSuiteRow compares cell c of a series on protocol with the measured
+// points of AIM and MST at its ε; false when neither was measured there.
+func newSuiteRow(protocol string, c *cell, aim, mst *Reference) (suiteRow, bool) {
+	row := suiteRow{protocol: protocol, c: c, aim: pointAt(aim, c.Epsilon), mst: pointAt(mst, c.Epsilon), timeRatio: math.NaN()}
+	bestMax, bestL1 := math.Inf(1), math.Inf(1)
+	for _, rp := range []*RefPoint{row.aim, row.mst} {
+		if rp != nil {
+			bestMax, bestL1 = min(bestMax, rp.Max), min(bestL1, rp.L1)
+		}
+	}
+	if math.IsInf(bestMax, 1) {
+		return row, false
+	}
+	row.maxRatio, row.l1Rat = c.Max.Mean/bestMax, c.L1.Mean/bestL1
+	if row.aim != nil && row.aim.Seconds > 0 && c.Seconds.Mean > 0 {
+		row.timeRatio = row.aim.Seconds / c.Seconds.Mean
+	}
+	return row, true
 }
 
 // writeSuite writes, for each series run on the suite's protocols, one
@@ -43,29 +61,16 @@ func writeSuite(p func(string, ...any), secs []*section) {
 			continue
 		}
 		aim, mst := refByMethod(s.Known, "aim"), refByMethod(s.Known, "mst")
-		if aim == nil && mst == nil {
-			continue
-		}
 		for _, sr := range s.Series {
 			for _, c := range sr.Cells {
 				if c.OK == 0 || c.L1.N == 0 {
 					continue
 				}
-				row := suiteRow{protocol: s.Protocol, eps: c.Epsilon, c: c, aim: pointAt(aim, c.Epsilon), mst: pointAt(mst, c.Epsilon),
-					bestMax: math.Inf(1), bestL1: math.Inf(1), timeRatio: math.NaN()}
-				for _, rp := range []*RefPoint{row.aim, row.mst} {
-					if rp != nil && !math.IsNaN(rp.Max) {
-						row.bestMax, row.bestL1 = min(row.bestMax, rp.Max), min(row.bestL1, rp.L1)
-					}
-				}
-				if math.IsInf(row.bestMax, 1) {
+				row, ok := newSuiteRow(s.Protocol, c, aim, mst)
+				if !ok {
 					continue
 				}
-				row.maxRatio, row.l1Rat = c.Max.Mean/row.bestMax, c.L1.Mean/row.bestL1
-				if row.aim != nil && row.aim.Seconds > 0 && c.Seconds.Mean > 0 {
-					row.timeRatio = row.aim.Seconds / c.Seconds.Mean
-				}
-				if _, ok := bySeries[sr.Label]; !ok {
+				if _, seen := bySeries[sr.Label]; !seen {
 					labels = append(labels, sr.Label)
 				}
 				bySeries[sr.Label] = append(bySeries[sr.Label], row)
@@ -85,7 +90,7 @@ func writeSuiteTable(p func(string, ...any), label string, rows []suiteRow) {
 	var missL1, missMax, slow int
 	worstMax, worstL1, minTime := 0.0, 0.0, math.Inf(1)
 	for _, r := range rows {
-		p("| %s | %s | %s / %s | %s | %s | %s | %s | %s | %s | %s |\n", r.protocol, display(r.eps),
+		p("| %s | %s | %s / %s | %s | %s | %s | %s | %s | %s | %s |\n", r.protocol, display(r.c.Epsilon),
 			fmtErr(r.c.Max.Mean), fmtErr(r.c.L1.Mean), fmtSec(r.c.Seconds.Mean),
 			refText(r.aim), refSecs(r.aim), refText(r.mst),
 			bold(ratio(r.maxRatio), r.maxRatio <= suiteMaxBar), bold(ratio(r.l1Rat), r.l1Rat <= suiteL1Bar), timeText(r.timeRatio))
@@ -123,8 +128,9 @@ func refByMethod(p *Protocol, m string) *Reference {
 	return nil
 }
 
-// pointAt is r's point at ε if it was measured here (published figures
-// lack the mean marginal L1 and the time).
+// pointAt is r's point at ε if a run finished there (published figures
+// lack the mean marginal L1 and the time; a point of stopped runs only has
+// NaN figures).
 func pointAt(r *Reference, eps float64) *RefPoint {
 	if r == nil {
 		return nil
@@ -138,14 +144,14 @@ func pointAt(r *Reference, eps float64) *RefPoint {
 }
 
 func refText(rp *RefPoint) string {
-	if rp == nil || math.IsNaN(rp.Max) {
+	if rp == nil {
 		return "—"
 	}
 	return fmtErr(rp.Max) + " / " + fmtErr(rp.L1)
 }
 
 func refSecs(rp *RefPoint) string {
-	if rp == nil || math.IsNaN(rp.Seconds) {
+	if rp == nil {
 		return "—"
 	}
 	return fmtSec(rp.Seconds)

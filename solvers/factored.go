@@ -324,9 +324,10 @@ func (s *Project) supportSigmas(rho float64) float64 {
 // 1/3, the split that minimises the one-way noise's L1 error summed over
 // the tables, Σ_a √(2/π)·σ_a·cells_a, at a fixed total ρ = Σ_a Δ²/(2σ_a²)
 // (the Lagrange condition cells_a ∝ σ_a^(−3)). On the accuracy suite's
-// adaptive protocols (6 seeds) it gave 1.3% lower L1 than the 1/2 fitted on
-// full ADULT alone, the same max error on average, and lower max error on
-// ADULT and titanic at every ε (docs/BENCHMARKS.md "The accuracy suite").
+// adaptive protocols (6 seeds) it gave 1.8% lower L1 than the 1/2 fitted on
+// full ADULT alone and 2.4% lower max error (leaving out a point whose runs
+// fail by luck either way), with ADULT's and titanic's max error 0.88–1.00×
+// at every ε (docs/BENCHMARKS.md "The accuracy suite").
 // It reads only public quantities.
 func (s *Project) oneWayPower() float64 {
 	if s.oneAlloc != 0 {

@@ -138,7 +138,6 @@ func (s *Project) newRounds(p *Problem, plan *Plan, fit *factoredFit, tabs [][]i
 	sizes := p.Workload.Domain().Sizes()
 	r := &rounds{s: s, fp: fp, sizes: sizes, tabs: tabs, nHat: nHat, measured: measured}
 	r.rho = fp.rhoLeft
-	r.used = 0.0
 	r.sigma = fp.sigmaR
 	// The rounds' nominal split, as in the plan.
 	perRound := (fp.rho0 + r.rho) / float64(fp.rounds)

@@ -16,6 +16,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -73,7 +74,30 @@ func run(name, out string) error {
 	if err := writeCodes(filepath.Join(out, "data.csv"), counts); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(out, "domain.json"), shorthand(dom), 0o644)
+	enc, err := encodedDomain(dom)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(out, "domain.json"), append(enc, '\n'), 0o644)
+}
+
+// encodedDomain is dom with every attribute as codes of the same size, in
+// the {"attr": size} shorthand that universe.Domain's JSON form takes for
+// such domains.
+func encodedDomain(dom *universe.Domain) ([]byte, error) {
+	attrs := make([]*universe.Attribute, dom.Len())
+	for i, a := range dom.Attrs() {
+		e, err := universe.NewEncoded(a.Name, a.Size())
+		if err != nil {
+			return nil, err
+		}
+		attrs[i] = e
+	}
+	enc, err := universe.NewDomain(attrs...)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(enc)
 }
 
 // writeCodes writes each record of c as a row of codes, header first.
@@ -110,18 +134,4 @@ func writeCodes(path string, c *universe.Counts) error {
 		return err
 	}
 	return f.Close()
-}
-
-// shorthand renders dom as {"attr": size, ...} in domain order.
-func shorthand(dom *universe.Domain) []byte {
-	b := []byte{'{'}
-	for i, a := range dom.Attrs() {
-		if i > 0 {
-			b = append(b, ", "...)
-		}
-		b = strconv.AppendQuote(b, a.Name)
-		b = append(b, ": "...)
-		b = strconv.AppendInt(b, int64(a.Size()), 10)
-	}
-	return append(b, "}\n"...)
 }
