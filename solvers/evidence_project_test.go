@@ -17,8 +17,6 @@ var (
 	evIters    = flag.Int("ev.iters", 0, "project: fit iterations (0: default)")
 	evTol      = flag.Float64("ev.tol", 0, "project: fit tolerance (0: default)")
 	evAR       = flag.Bool("ev.ar", false, "add/remove neighbours")
-	evShare    = flag.Float64("ev.share", 0, "project: ρ share exponent on cells")
-	evOW       = flag.String("ev.ow", "", "project: order weights, e.g. 1:4,2:1")
 	evData     = flag.String("ev.data", "adult-reduced", "adult-reduced or titanic (without Age)")
 	evConv     = flag.Bool("ev.converge", false, "project: fit to convergence (no SURE)")
 	evTraceFit = flag.Bool("ev.trace", false, "print the fit's loss")
@@ -47,15 +45,7 @@ func TestEvidenceProject(t *testing.T) {
 						ords = append(ords, r)
 					}
 				}
-				ow := map[int]float64{}
-				for _, kv := range strings.Split(*evOW, ",") {
-					var o int
-					var v float64
-					if _, err := fmt.Sscanf(kv, "%d:%g", &o, &v); err == nil {
-						ow[o] = v
-					}
-				}
-				s := &Project{shareExp: *evShare, orderWeight: ow, Orders: ords, Setting: set, FitIters: *evIters, FitTol: *evTol, Converge: *evConv}
+				s := &Project{Orders: ords, Setting: set, FitIters: *evIters, FitTol: *evTol, Converge: *evConv}
 				p := fx.problem(t, eps, 1e-9, uint64(seed))
 				if testing.Verbose() && *evTraceFit {
 					op := p.Op

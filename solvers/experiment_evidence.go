@@ -51,7 +51,6 @@ var experimentKeys = map[string]func(*Project, float64){
 	"adaptive":  func(p *Project, f float64) { p.adaptive = f != 0 },
 	"order":     func(p *Project, f float64) { p.Orders = []int{int(f)} },
 	"rpa":       func(p *Project, f float64) { p.perAttr = int(f) },
-	"shareexp":  func(p *Project, f float64) { p.shareExp = f },
 	"anneal":    func(p *Project, f float64) { p.anneal = f },
 	"pairs":     func(p *Project, f float64) { p.pairsMode = f != 0 },
 	"support":   func(p *Project, f float64) { p.supportK = f },

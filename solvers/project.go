@@ -70,19 +70,17 @@ type Project struct {
 	// L1 error on full ADULT at every ε; docs/BENCHMARKS.md).
 	Rounds, RoundIters int
 
-	fitTrace    func(int, float64, []float64) // experiments: called after each step
-	selShare    float64                       // experiments: share of a round's ρ on the selection (0: 0.1)
-	anneal      float64                       // experiments: annealing allowance factor (0: 1)
-	pairsMode   bool                          // experiments: measure the order below the workload's, fit the sets that fit
-	supportK    float64                       // experiments: κ of the effective supports (0: the rule's; negative: off)
-	oneAlloc    float64                       // experiments: one-way σ_a ∝ cells_a^(−oneAlloc) (0: 0.5; negative: equal σ)
-	oneScale    float64                       // experiments: the one-way tables' ρ times this (0: the rule's, oneWayScale)
-	coarse      float64                       // experiments: coarse pairs' share (0: the rule's, coarseShare; negative: off)
-	perAttr     int                           // experiments: nominal rounds per attribute (0: tunedRounds)
-	adaptive    bool                          // experiments: the adaptive rounds even where the measured sets fit one tree
-	smoothMax   int                           // experiments: one-way smoothing's largest half-width (0: 4; negative: off)
-	shareExp    float64                       // experiments: ρ share ∝ cells^shareExp
-	orderWeight map[int]float64               // experiments: ρ share multiplier per order
+	fitTrace  func(int, float64, []float64) // experiments: called after each step
+	selShare  float64                       // experiments: share of a round's ρ on the selection (0: 0.1)
+	anneal    float64                       // experiments: annealing allowance factor (0: 1)
+	pairsMode bool                          // experiments: measure the order below the workload's, fit the sets that fit
+	supportK  float64                       // experiments: κ of the effective supports (0: the rule's; negative: off)
+	oneAlloc  float64                       // experiments: one-way σ_a ∝ cells_a^(−oneAlloc) (0: oneWayPower; negative: equal σ)
+	oneScale  float64                       // experiments: the one-way tables' ρ times this (0: the rule's, oneWayScale)
+	coarse    float64                       // experiments: coarse pairs' share (0: the rule's, coarseShare; negative: off)
+	perAttr   int                           // experiments: nominal rounds per attribute (0: tunedRounds)
+	adaptive  bool                          // experiments: the adaptive rounds even where the measured sets fit one tree
+	smoothMax int                           // experiments: one-way smoothing's largest half-width (0: 4; negative: off)
 }
 
 func init() {
@@ -189,12 +187,6 @@ func (s *Project) Plan(sh *Shape) (*Plan, error) {
 		share := make([]float64, len(groups))
 		for i, g := range groups {
 			share[i] = g.sens2
-			if g.attrs != nil {
-				share[i] *= math.Pow(float64(cellsOf(w.Domain(), g.attrs)), s.shareExp)
-				if ow, ok := s.orderWeight[len(g.attrs)]; ok {
-					share[i] *= ow
-				}
-			}
 		}
 		plan.Charges = calibrate(groups, share, rho, w, s.Name())
 	}
