@@ -121,21 +121,9 @@ func oneWays(w *query.Workload, in []AttributeDist) ([]OneWay, error) {
 
 func bad(x float64) bool { return !(x >= 0 && x <= 1+1e-9) }
 
-// baseline answers the workload on the product of the true one-way tables.
-func baseline(w *query.Workload, ow []OneWay, truth []float64) (*Baseline, []float64) {
-	if ow == nil {
-		return nil, nil
-	}
-	p := make([][]float64, len(ow))
-	for i, o := range ow {
-		p[i] = o.True
-	}
-	ans := w.AnswerProduct(p, make([]float64, w.M()))
-	return &Baseline{Description: BaselineDescription, Errors: summarizeScratch(AbsErrors(truth, ans, make([]float64, w.M())))}, ans
-}
-
 // drills returns the drill-down of the worst marginals by L1.
-func drills(w *query.Workload, r *Report, in *Input, errs []float64) []Drill {
+func drills(w *query.Workload, r *Report, in *Input) []Drill {
+	err := func(j int) float64 { return math.Abs(in.True[j] - in.Synthetic[j]) }
 	order := make([]int, len(r.Marginals))
 	for i := range order {
 		order[i] = i
@@ -145,18 +133,41 @@ func drills(w *query.Workload, r *Report, in *Input, errs []float64) []Drill {
 	for _, i := range order[:min(len(order), DrillMarginals)] {
 		m := r.Marginals[i]
 		d := Drill{Attributes: m.Attributes, L1: m.L1, Cells: m.Cells}
-		idx := make([]int, m.Cells)
-		for c := range idx {
-			idx[c] = m.Offset + c
-		}
-		if len(idx) > DrillCells {
-			slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(errs[b], errs[a]) })
-			idx = idx[:DrillCells]
+		var idx []int
+		if m.Cells <= DrillCells {
+			for c := range m.Cells {
+				idx = append(idx, m.Offset+c)
+			}
+		} else {
+			idx = worstCells(in, m.Offset, m.Cells)
 		}
 		for _, j := range idx {
-			d.Shown = append(d.Shown, DrillCell{Label: w.Label(j), True: in.True[j], Synthetic: in.Synthetic[j], AbsError: errs[j]})
+			d.Shown = append(d.Shown, DrillCell{Label: w.Label(j), True: in.True[j], Synthetic: in.Synthetic[j], AbsError: err(j)})
 		}
 		out = append(out, d)
 	}
 	return out
+}
+
+// worstCells returns the DrillCells queries of [off, off+cells) with the
+// largest absolute errors, largest first, ties in query order: the first
+// DrillCells of a stable sort by decreasing error, kept as the cells pass
+// by insertion instead of sorting them all.
+func worstCells(in *Input, off, cells int) []int {
+	idx := make([]int, 0, DrillCells+1)
+	errs := make([]float64, 0, DrillCells+1)
+	for j := off; j < off+cells; j++ {
+		e := math.Abs(in.True[j] - in.Synthetic[j])
+		if len(idx) == DrillCells && !(e > errs[DrillCells-1]) {
+			continue
+		}
+		// After every kept error at least e: a later query loses ties.
+		p := len(errs)
+		for p > 0 && errs[p-1] < e {
+			p--
+		}
+		idx, errs = slices.Insert(idx, p, j), slices.Insert(errs, p, e)
+		idx, errs = idx[:min(len(idx), DrillCells)], errs[:min(len(errs), DrillCells)]
+	}
+	return idx
 }

@@ -145,8 +145,8 @@ func TestSummarize(t *testing.T) {
 		if got := Summarize(c.errs); got != c.want {
 			t.Errorf("Summarize(%v) = %+v, want %+v", c.errs, got, c.want)
 		}
-		if got := summarizeScratch(slices.Clone(c.errs)); got != c.want {
-			t.Errorf("summarizeScratch(%v) = %+v, want %+v", c.errs, got, c.want)
+		if got := passMetrics(c.errs); got != c.want {
+			t.Errorf("errStats of %v = %+v, want %+v", c.errs, got, c.want)
 		}
 	}
 	xs := make([]float64, 100)
@@ -159,8 +159,8 @@ func TestSummarize(t *testing.T) {
 	if xs[0] != 100 {
 		t.Error("Percentile modified its input")
 	}
-	if got := summarizeScratch(xs); got.P95 != 95 || got.Max != 100 {
-		t.Errorf("summarizeScratch(100..1) = %+v, want P95 95 and max 100", got)
+	if got := passMetrics(xs); got.P95 != 95 || got.Max != 100 {
+		t.Errorf("errStats of 100..1 = %+v, want P95 95 and max 100", got)
 	}
 }
 

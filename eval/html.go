@@ -234,11 +234,15 @@ var internalTmpl = template.Must(template.New("report").Funcs(funcs).Parse(`<!DO
 // and inline SVG plots (gonum/plot), no scripts, fonts, images or links.
 // The page carries a visible banner with InternalStamp.
 func (r *Report) WriteHTML(w io.Writer) error {
-	errs := r.errs
-	if errs == nil {
-		errs = make([]float64, len(r.Queries))
-		for j, q := range r.Queries {
-			errs[j] = q.AbsError
+	hist := r.hist
+	if hist == nil {
+		hist = &errHist{}
+		for _, q := range r.Queries {
+			if q.AbsError >= exactBelow {
+				hist.shown = append(hist.shown, q.AbsError)
+			} else {
+				hist.exact++
+			}
 		}
 	}
 	worstM := slices.Clone(r.Marginals)
@@ -264,7 +268,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		}
 	}
 	var err error
-	if data.Hist, err = errorHistogram(errs); err != nil {
+	if data.Hist, err = errorHistogram(hist.shown, hist.exact); err != nil {
 		return fmt.Errorf("eval: error histogram: %w", err)
 	}
 	if data.Scatter, data.ScatterCaption, err = answerScatter(r.Queries); err != nil {

@@ -37,16 +37,6 @@ func Summarize(errs []float64) Metrics {
 	return m
 }
 
-// summarizeScratch is Summarize on errors the caller no longer needs: it
-// reorders errs instead of copying them for the percentile.
-func summarizeScratch(errs []float64) Metrics {
-	m := moments(errs)
-	if len(errs) > 0 {
-		m.P95 = selectKth(errs, nearestRank(len(errs), 0.95))
-	}
-	return m
-}
-
 // moments returns the max, mean and RMSE of errs (zero when empty).
 func moments(errs []float64) Metrics {
 	if len(errs) == 0 {

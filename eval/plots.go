@@ -124,16 +124,14 @@ func (intTicks) Ticks(min, max float64) []plot.Tick {
 const exactBelow = 1e-12
 
 // errorHistogram plots the distribution of the queries' absolute errors on
-// a log scale; exact answers (error below exactBelow) are counted in the
-// title.
-func errorHistogram(errs []float64) (string, error) {
+// a log scale: shown are the errors of at least exactBelow; the exact
+// answers (the zeros others) are counted in the title.
+func errorHistogram(shown []float64, zeros int) (string, error) {
 	var logs plotter.Values
-	zeros := 0
-	for _, e := range errs {
-		if e >= exactBelow {
-			logs = append(logs, math.Log10(e))
-		} else {
-			zeros++
+	if len(shown) > 0 {
+		logs = make(plotter.Values, len(shown))
+		for i, e := range shown {
+			logs[i] = math.Log10(e)
 		}
 	}
 	title := "Absolute error of each query"

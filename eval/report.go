@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/dpsynth/synth/query"
@@ -132,7 +131,15 @@ type Report struct {
 	Stages       []Stage       `json:"stages,omitempty"`
 	TimeEstimate *TimeEstimate `json:"time_estimate,omitempty"`
 
-	errs []float64 // every query's absolute error (for the histogram)
+	hist *errHist // the queries' errors for the HTML histogram
+}
+
+// errHist is what the HTML histogram of the queries' absolute errors
+// shows: the errors of at least exactBelow, in query order, and how many
+// others (exact answers) there are.
+type errHist struct {
+	shown []float64
+	exact int
 }
 
 // MaxReportQueries bounds the queries listed one by one in a report.
@@ -243,28 +250,96 @@ func checkAnswers(name string, a []float64, m int, required bool) error {
 	return nil
 }
 
-// otherErrors summarises the errors of the distribution's answers against
-// the data's and of the rows' against the distribution's, and of the rows'
-// against the holdout's, each nil when its answers are.
-func otherErrors(in *Input, m int) (dist, sampling, population *Metrics) {
-	if in.Distribution == nil && in.Holdout == nil {
-		return nil, nil, nil
+// checkInputs checks the answer vectors in the order true, synthetic,
+// distribution, holdout, each for its length and then value by value:
+// the first problem is the error.
+func checkInputs(in *Input, m int) error {
+	for _, c := range []struct {
+		name string
+		a    []float64
+		req  bool
+	}{{"true", in.True, true}, {"synthetic", in.Synthetic, true}, {"distribution", in.Distribution, false}, {"holdout", in.Holdout, false}} {
+		if err := checkAnswers(c.name, c.a, m, c.req); err != nil {
+			return err
+		}
 	}
-	tmp := make([]float64, m)
+	return nil
+}
+
+// lengthsOK reports whether every answer vector given has m answers (the
+// required ones given); the values are checked by the passes.
+func lengthsOK(in *Input, m int) bool {
+	return len(in.True) == m && len(in.Synthetic) == m &&
+		(in.Distribution == nil || len(in.Distribution) == m) && (in.Holdout == nil || len(in.Holdout) == m)
+}
+
+// comparisons are the error summaries a report needs, each over the
+// whole workload: the rows against the data (always), the baseline
+// against the data (with one-way tables), D against the data and the rows
+// against D (with distribution answers), the rows against the holdout.
+type comparisons struct {
+	syn, base, dist, samp, pop *errStats
+	// kept and shown are syn's listed queries and histogram errors.
+	kept  []int
+	shown []float64
+}
+
+// compare runs the comparisons' passes side by side on the cores (the
+// rows' first: it has the most) and reports whether every answer was
+// finite. The additions of each sum stay in query order.
+func compare(in *Input, ow []OneWay) (*comparisons, bool) {
+	w := in.Workload
+	c := &comparisons{syn: newErrStats(w, answers{v: in.True}, answers{v: in.Synthetic})}
+	all := []*errStats{c.syn}
+	if ow != nil {
+		p := make([][]float64, len(ow))
+		for i, o := range ow {
+			p[i] = o.True
+		}
+		gen := func(lo int, out []float64) { w.AnswerProductRange(p, lo, out) }
+		c.base = newErrStats(w, answers{v: in.True}, answers{gen: gen})
+		all = append(all, c.base)
+	}
 	if in.Distribution != nil {
-		d := summarizeScratch(AbsErrors(in.True, in.Distribution, tmp))
-		s := summarizeScratch(AbsErrors(in.Distribution, in.Synthetic, tmp))
-		dist, sampling = &d, &s
+		c.dist = newErrStats(w, answers{v: in.True}, answers{v: in.Distribution})
+		c.samp = newErrStats(w, answers{v: in.Distribution}, answers{v: in.Synthetic})
+		all = append(all, c.dist, c.samp)
 	}
 	if in.Holdout != nil {
-		p := summarizeScratch(AbsErrors(in.Holdout, in.Synthetic, tmp))
-		population = &p
+		c.pop = newErrStats(w, answers{v: in.Holdout}, answers{v: in.Synthetic})
+		all = append(all, c.pop)
 	}
-	return dist, sampling, population
+	metrics := make([]Metrics, len(all))
+	tasks := make([]func(), len(all))
+	for i, e := range all {
+		tasks[i] = func() {
+			if e.scan(); e.bad {
+				return
+			}
+			metrics[i] = e.metrics()
+			if e == c.syn {
+				c.kept, c.shown = e.listed()
+			}
+		}
+	}
+	runTasks(tasks)
+	for i, e := range all {
+		if e.bad {
+			return nil, false
+		}
+		e.summary = metrics[i]
+	}
+	return c, true
 }
 
 // Evaluate scores the synthetic answers against the true ones (and the
 // optional distribution and holdout answers) and returns the report.
+//
+// It keeps no vector of m errors: each comparison reads its two answer
+// vectors once in query order for the sums (Summarize's bits) and the
+// per-marginal figures, then again for its percentiles (a radix select)
+// and the listed queries; the baseline's answers are made a chunk at a
+// time. The comparisons run side by side on the cores.
 //
 // Privacy: the report is computed on the private data and is NOT
 // differentially private; it is stamped InternalStamp. Publish only a
@@ -275,14 +350,8 @@ func Evaluate(in *Input) (*Report, error) {
 		return nil, fmt.Errorf("eval: no workload")
 	}
 	m := w.M()
-	for _, c := range []struct {
-		name string
-		a    []float64
-		req  bool
-	}{{"true", in.True, true}, {"synthetic", in.Synthetic, true}, {"distribution", in.Distribution, false}, {"holdout", in.Holdout, false}} {
-		if err := checkAnswers(c.name, c.a, m, c.req); err != nil {
-			return nil, err
-		}
+	if !lengthsOK(in, m) {
+		return nil, checkInputs(in, m)
 	}
 	r := &Report{
 		Schema:         ReportSchema,
@@ -307,51 +376,43 @@ func Evaluate(in *Input) (*Report, error) {
 	r.SolverParams = slices.Clone(in.SolverParams)
 	ow, err := oneWays(w, in.OneWay)
 	if err != nil {
+		if e := checkInputs(in, m); e != nil {
+			return nil, e
+		}
 		return nil, err
 	}
 	r.OneWay = ow
-	// Three independent passes over the answers, side by side: the
-	// baseline, the other answer vectors' summaries, and the synthetic
-	// rows' errors.
-	var baseAns []float64
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		r.Baseline, baseAns = baseline(w, ow, in.True)
-	}()
-	go func() {
-		defer wg.Done()
-		r.Errors.Distribution, r.Errors.Sampling, r.Errors.Population = otherErrors(in, m)
-	}()
-	errs := AbsErrors(in.True, in.Synthetic, make([]float64, m))
-	r.Errors.Synthetic = Summarize(errs)
-	wg.Wait()
-	kept := make([]int, m)
-	for j := range kept {
-		kept[j] = j
-	}
-	if m > MaxReportQueries {
-		// The worst MaxReportQueries, in workload order: every query above
-		// the threshold error, then ties at it in order.
-		thr := selectKth(slices.Clone(errs), m-MaxReportQueries)
-		kept = kept[:0]
-		for j, e := range errs {
-			if e > thr {
-				kept = append(kept, j)
-			}
+	c, ok := compare(in, ow)
+	if !ok {
+		if err := checkInputs(in, m); err != nil {
+			return nil, err
 		}
-		for j, e := range errs {
-			if e == thr && len(kept) < MaxReportQueries {
-				kept = append(kept, j)
-			}
-		}
-		slices.Sort(kept)
-		r.QueriesOmitted = m - len(kept)
+		return nil, fmt.Errorf("eval: an answer is not finite")
 	}
-	// The report keeps its own copies of the kept queries' answers:
-	// pointers into the caller's slices would change with them.
-	r.Queries = make([]QueryError, len(kept))
+	r.Errors.Synthetic = c.syn.summary
+	if c.base != nil {
+		r.Baseline = &Baseline{Description: BaselineDescription, Errors: c.base.summary}
+	}
+	if c.dist != nil {
+		r.Errors.Distribution, r.Errors.Sampling = &c.dist.summary, &c.samp.summary
+	}
+	if c.pop != nil {
+		r.Errors.Population = &c.pop.summary
+	}
+	r.Queries = listQueries(in, c.kept)
+	r.QueriesOmitted = m - len(c.kept)
+	r.Marginals = marginalErrors(w, c)
+	r.Drilldown = drills(w, r, in)
+	r.hist = &errHist{shown: c.shown, exact: m - len(c.shown)}
+	return r, nil
+}
+
+// listQueries returns the report's entries of the kept queries. The report
+// keeps its own copies of their answers: pointers into the caller's slices
+// would change with them.
+func listQueries(in *Input, kept []int) []QueryError {
+	w := in.Workload
+	qs := make([]QueryError, len(kept))
 	var dist, hold []float64
 	if in.Distribution != nil {
 		dist = make([]float64, len(kept))
@@ -360,7 +421,7 @@ func Evaluate(in *Input) (*Report, error) {
 		hold = make([]float64, len(kept))
 	}
 	for i, j := range kept {
-		q := QueryError{Label: w.Label(j), True: in.True[j], Synthetic: in.Synthetic[j], AbsError: errs[j]}
+		q := QueryError{Label: w.Label(j), True: in.True[j], Synthetic: in.Synthetic[j], AbsError: math.Abs(in.True[j] - in.Synthetic[j])}
 		if dist != nil {
 			dist[i] = in.Distribution[j]
 			q.Distribution = &dist[i]
@@ -369,47 +430,36 @@ func Evaluate(in *Input) (*Report, error) {
 			hold[i] = in.Holdout[j]
 			q.Holdout = &hold[i]
 		}
-		r.Queries[i] = q
+		qs[i] = q
 	}
-	r.Marginals = make([]MarginalError, len(w.Marginals()))
-	marginal := func(i int, s query.Marginal) {
+	return qs
+}
+
+// marginalErrors returns each marginal set's entry from the comparisons'
+// per-set sums and maxima.
+func marginalErrors(w *query.Workload, c *comparisons) []MarginalError {
+	ms := w.Marginals()
+	out := make([]MarginalError, len(ms))
+	for i, s := range ms {
 		me := MarginalError{Attributes: w.SetNames(s), Offset: s.Offset, Cells: s.Cells, Weight: s.Weight}
-		me.L1 = l1(in.True, in.Synthetic, s) / s.Weight
+		me.L1 = c.syn.l1[i] / s.Weight
 		me.TV = me.L1 / 2
-		for _, e := range errs[s.Offset : s.Offset+s.Cells] {
-			me.Max = max(me.Max, e)
-		}
-		if in.Distribution != nil {
-			tv := l1(in.Distribution, in.Synthetic, s) / s.Weight / 2
+		me.Max = c.syn.mmax[i]
+		if c.samp != nil {
+			tv := c.samp.l1[i] / s.Weight / 2
 			me.SamplingTV = &tv
 		}
-		if in.Holdout != nil {
-			tv := l1(in.Holdout, in.Synthetic, s) / s.Weight / 2
+		if c.pop != nil {
+			tv := c.pop.l1[i] / s.Weight / 2
 			me.PopulationTV = &tv
 		}
-		if baseAns != nil {
-			b := l1(in.True, baseAns, s) / s.Weight
+		if c.base != nil {
+			b := c.base.l1[i] / s.Weight
 			me.BaselineL1 = &b
 		}
-		r.Marginals[i] = me
+		out[i] = me
 	}
-	// The marginals in two halves, side by side.
-	ms := w.Marginals()
-	half := len(ms) / 2
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := half; i < len(ms); i++ {
-			marginal(i, ms[i])
-		}
-	}()
-	for i := range half {
-		marginal(i, ms[i])
-	}
-	wg.Wait()
-	r.Drilldown = drills(w, r, in, errs)
-	r.errs = errs // Evaluate's own slice
-	return r, nil
+	return out
 }
 
 func l1(a, b []float64, s query.Marginal) float64 {

@@ -22,9 +22,11 @@ func (w *Workload) AnswerCounts(c *universe.Counts, out []float64) []float64 {
 		panic(fmt.Sprintf("query: AnswerCounts into %d answers for a workload of %d queries", len(out), w.m))
 	}
 	checkSameDomain(w.dom, c.Domain())
-	t := w.NewTally()
+	// Count straight into out: no second vector of m floats.
+	clear(out)
+	t := w.newTally(out)
 	t.AddCounts(c.Entries())
-	return t.Answers(out)
+	return t.TakeAnswers()
 }
 
 // Tally accumulates the workload's answers over records given by their
@@ -44,8 +46,11 @@ type Tally struct {
 }
 
 // NewTally returns an empty tally of the workload.
-func (w *Workload) NewTally() *Tally {
-	t := &Tally{w: w, strides: make([][]int, len(w.blocks)), acc: make([]float64, w.m)}
+func (w *Workload) NewTally() *Tally { return w.newTally(make([]float64, w.m)) }
+
+// newTally returns a tally that counts into acc (len M(), zero).
+func (w *Workload) newTally(acc []float64) *Tally {
+	t := &Tally{w: w, strides: make([][]int, len(w.blocks)), acc: acc}
 	for bi := range w.blocks {
 		b := &w.blocks[bi]
 		if b.kind != bMarginal {
@@ -269,6 +274,27 @@ func (t *Tally) Answers(out []float64) []float64 {
 		return out
 	}
 	copy(out, t.acc)
+	return t.scale(out)
+}
+
+// TakeAnswers turns the tally's counts into the answers in place and
+// returns them: the values (and bits) Answers would write, without a
+// second vector of M() floats. The tally is used up: it must not count
+// or answer again.
+func (t *Tally) TakeAnswers() []float64 {
+	out := t.acc
+	t.acc = nil
+	if t.total == 0 {
+		clear(out)
+		return out
+	}
+	return t.scale(out)
+}
+
+// scale turns counts (len M(), in query order) into the answers as
+// fractions of the records counted: the prefixes' running sums, each
+// query times its weight over the total.
+func (t *Tally) scale(out []float64) []float64 {
 	inv := 1 / t.total
 	for bi := range t.w.blocks {
 		b := &t.w.blocks[bi]

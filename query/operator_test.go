@@ -479,5 +479,11 @@ func TestTallyAddRows(t *testing.T) {
 				t.Fatalf("seed %d (%d rows): AddCounts answer %d (%s) = %v, want %v (Add's)", seed, n, j, w.Label(j), got[j], want[j])
 			}
 		}
+		// TakeAnswers: Answers' bits, in the tally's own vector.
+		for j, v := range all.TakeAnswers() {
+			if math.Float64bits(v) != math.Float64bits(got[j]) {
+				t.Fatalf("seed %d: TakeAnswers answer %d (%s) = %v, want %v (Answers')", seed, j, w.Label(j), v, got[j])
+			}
+		}
 	}
 }

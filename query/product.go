@@ -15,6 +15,33 @@ func (w *Workload) AnswerProduct(p [][]float64, out []float64) []float64 {
 	if len(out) != w.m {
 		panic(fmt.Sprintf("query: AnswerProduct into %d answers for a workload of %d queries", len(out), w.m))
 	}
+	return w.AnswerProductRange(p, 0, out)
+}
+
+// AnswerProductRange writes into out the answers of queries lo, lo+1, …,
+// lo+len(out)−1 on the product distribution of p, as AnswerProduct does
+// (the same bits), so that a caller can answer the workload a chunk at a
+// time into a small buffer. A marginal cell's answer is its weight times
+// the one-way values of its codes, the last attribute's first; the cells
+// of a run of the last attribute are computed together, without division
+// per cell. It allocates nothing.
+func (w *Workload) AnswerProductRange(p [][]float64, lo int, out []float64) []float64 {
+	if lo < 0 || lo+len(out) > w.m {
+		panic(fmt.Sprintf("query: AnswerProductRange of queries [%d, %d) for a workload of %d queries", lo, lo+len(out), w.m))
+	}
+	w.checkProduct(p)
+	for j, hi := lo, lo+len(out); j < hi; {
+		b := &w.blocks[w.blockOf(j)]
+		end := min(b.off+b.n, hi)
+		productBlock(b, p, j-b.off, out[j-lo:end-lo])
+		j = end
+	}
+	return out
+}
+
+// checkProduct panics unless p holds one table per attribute of the
+// right size.
+func (w *Workload) checkProduct(p [][]float64) {
 	if len(p) != w.dom.Len() {
 		panic(fmt.Sprintf("query: AnswerProduct with %d one-way tables for %d attributes", len(p), w.dom.Len()))
 	}
@@ -23,42 +50,63 @@ func (w *Workload) AnswerProduct(p [][]float64, out []float64) []float64 {
 			panic(fmt.Sprintf("query: AnswerProduct: table of %q has %d entries, want %d", a.Name, len(p[i]), a.Size()))
 		}
 	}
-	for bi := range w.blocks {
-		b := &w.blocks[bi]
-		q := out[b.off : b.off+b.n]
-		switch b.kind {
-		case bMarginal:
-			for j := range q {
-				v, rest := b.weight, j
-				for k := len(b.attrs) - 1; k >= 0; k-- {
-					a := b.attrs[k]
-					size := len(p[a])
-					v *= p[a][rest%size]
-					rest /= size
-				}
-				q[j] = v
+}
+
+// productBlock writes the product answers of the queries c0, c0+1, … of
+// block b into q. A marginal cell gets weight·p_last[c_last], then times
+// p[a][c_a] for the other attributes from the last but one to the first:
+// the order of the multiplications of the cell-by-cell form.
+func productBlock(b *block, p [][]float64, c0 int, q []float64) {
+	switch b.kind {
+	case bMarginal:
+		k := len(b.attrs)
+		if k == 0 {
+			for i := range q {
+				q[i] = b.weight
 			}
-		case bPrefix:
-			var s float64
-			for j := range q {
-				s += p[b.attrs[0]][j]
-				q[j] = b.weight * s
-			}
-		case bProduct:
-			v := b.weight
-			for k, a := range b.attrs {
-				var s float64
-				for _, r := range b.runs[k] {
-					for c := r.lo; c <= r.hi; c++ {
-						s += p[a][c]
-					}
-				}
-				v *= s
-			}
-			q[0] = v
+			return
 		}
+		last := p[b.attrs[k-1]]
+		sz := len(last)
+		for i := 0; i < len(q); {
+			row, c := (c0+i)/sz, (c0+i)%sz
+			seg := q[i : i+min(sz-c, len(q)-i)]
+			for t := range seg {
+				seg[t] = b.weight * last[c+t]
+			}
+			for a := k - 2; a >= 0; a-- {
+				pa := p[b.attrs[a]]
+				x := pa[row%len(pa)]
+				row /= len(pa)
+				for t := range seg {
+					seg[t] *= x
+				}
+			}
+			i += len(seg)
+		}
+	case bPrefix:
+		pa := p[b.attrs[0]]
+		var s float64
+		for _, v := range pa[:c0] {
+			s += v
+		}
+		for i := range q {
+			s += pa[c0+i]
+			q[i] = b.weight * s
+		}
+	case bProduct:
+		v := b.weight
+		for k, a := range b.attrs {
+			var s float64
+			for _, r := range b.runs[k] {
+				for c := r.lo; c <= r.hi; c++ {
+					s += p[a][c]
+				}
+			}
+			v *= s
+		}
+		q[0] = v
 	}
-	return out
 }
 
 // NullLabel labels the null code of a nullable attribute in query labels,

@@ -691,7 +691,8 @@ func (r *runner) writeRows() error {
 		if err != nil {
 			return err
 		}
-		r.synthAns = tally.Answers(make([]float64, r.wl.M()))
+		// The tally's own vector becomes the answers: no second one.
+		r.synthAns = tally.TakeAnswers()
 		if r.wl.M() <= maxDistributionQueries {
 			if mx := r.res.Mixture; mx != nil {
 				r.distAns = make([]float64, r.wl.M())

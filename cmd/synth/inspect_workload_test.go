@@ -40,7 +40,7 @@ func TestInspectEstimate(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{nil, []string{"release estimate (solver project, --model auto, --memory-cap 4.0 GiB", "model: explicit (auto: the universe has 336,000 cells", "estimated peak memory: 47.5 MiB", "the workload's 14,955 answers and the report: 1.4 MiB"}},
+		{nil, []string{"release estimate (solver project, --model auto, --memory-cap 4.0 GiB", "model: explicit (auto: the universe has 336,000 cells", "estimated peak memory: 46.7 MiB", "the workload's 14,955 answers and the report: 584.2 KiB"}},
 		{[]string{"--solver", "dpam"}, []string{"model: explicit", "dpam's vectors over the 336,000-cell universe"}},
 		{[]string{"--model", "factored"}, []string{"model: factored (--model factored)", "junction tree"}},
 		{[]string{"--model", "explicit", "--memory-cap", "10MiB"}, []string{"refused: the explicit model of project over 336,000 cells", "synth release would exit 78"}},
