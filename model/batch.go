@@ -230,6 +230,18 @@ func (m *Model) Marginals(sets [][]int, outs [][]float64) error {
 	return &b.err
 }
 
+// Unanswerable returns the positions of the sets whose marginals
+// Marginals cannot compute on this tree (the sets of a MarginalsError),
+// increasing. It compiles the batch as Marginals does (and keeps it for
+// Marginals) but computes no marginal: which sets fail depends only on the
+// tree and the sets.
+func (m *Model) Unanswerable(sets [][]int) []int {
+	b := m.batchFor(sets)
+	out := slices.Clone(b.failed)
+	slices.Sort(out)
+	return out
+}
+
 // runConds runs the conditionals' pass of b over the workers, or on the
 // caller alone when the work is small or a clique is too large for the
 // workers' scratch.

@@ -58,6 +58,7 @@ var experimentKeys = map[string]func(*Project, float64){
 	"onescale":  func(p *Project, f float64) { p.oneScale = f },
 	"coarse":    func(p *Project, f float64) { p.coarse = f },
 	"smooth":    func(p *Project, f float64) { p.smoothMax = int(f) },
+	"capmib":    func(p *Project, f float64) { p.capBytes = uint64(f * (1 << 20)) },
 	"threshold": func(p *Project, f float64) { p.Threshold = f },
 }
 

@@ -118,6 +118,9 @@ func (s *Project) planFactored(sh *Shape, plan *Plan, rho float64) error {
 		return fmt.Errorf("solvers: project: the workload has no queries")
 	}
 	capB := sh.maxModelBytes()
+	if s.capBytes > 0 {
+		capB = s.capBytes
+	}
 	fp := &factoredPlan{sens2: marginalSens2(sh), cap: capB}
 	plan.factored = fp
 	plan.Params["max_model_bytes"] = float64(capB)
@@ -568,6 +571,8 @@ type candScan struct {
 	sigma float64 // set per round
 
 	off []int // each candidate's start in the work
+
+	sub, subOff []int // runSubset's candidates and their starts in its work
 }
 
 func newCandScan(cands [][]int, tabs [][]int64, bufs, active [][]float64, scores, weights []float64, nHat float64) *candScan {
@@ -584,30 +589,36 @@ func (j *candScan) Run(w, lo, hi int) {
 	// The candidates whose work starts in [lo, hi).
 	i, _ := slices.BinarySearch(j.off[:len(j.cands)], lo)
 	for ; i < len(j.cands) && j.off[i] < hi; i++ {
-		if j.active[i] == nil {
-			continue
+		if j.active[i] != nil {
+			j.scoreOne(i)
 		}
-		l1, buf := 0.0, j.bufs[i]
-		if mk := j.maskOf(i); mk != nil {
-			// Only the cells inside the effective support: the others are
-			// not fitted to this measurement.
-			for k, v := range j.tabs[i] {
-				if mk[k>>6]&(1<<(k&63)) != 0 {
-					l1 += math.Abs(float64(v) - j.nHat*buf[k])
-				}
-			}
-		} else {
-			for k, v := range j.tabs[i] {
+	}
+}
+
+// scoreOne writes candidate i's score: its weight times the L1 distance
+// between its table and n̂ times the model's marginal (bufs[i]), less the
+// distance the measurement's noise alone would give.
+func (j *candScan) scoreOne(i int) {
+	l1, buf := 0.0, j.bufs[i]
+	if mk := j.maskOf(i); mk != nil {
+		// Only the cells inside the effective support: the others are
+		// not fitted to this measurement.
+		for k, v := range j.tabs[i] {
+			if mk[k>>6]&(1<<(k&63)) != 0 {
 				l1 += math.Abs(float64(v) - j.nHat*buf[k])
 			}
 		}
-		cells := float64(len(j.tabs[i]))
-		if j.eff != nil {
-			cells = j.eff[i]
+	} else {
+		for k, v := range j.tabs[i] {
+			l1 += math.Abs(float64(v) - j.nHat*buf[k])
 		}
-		bias := math.Sqrt(2/math.Pi) * j.sigma * cells
-		j.scores[i] = j.weights[i] * (l1 - bias)
 	}
+	cells := float64(len(j.tabs[i]))
+	if j.eff != nil {
+		cells = j.eff[i]
+	}
+	bias := math.Sqrt(2/math.Pi) * j.sigma * cells
+	j.scores[i] = j.weights[i] * (l1 - bias)
 }
 
 func (j *candScan) maskOf(i int) []uint64 {

@@ -2,7 +2,6 @@ package solvers
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -106,8 +105,15 @@ type rounds struct {
 	sens      float64 // ℓ2 sensitivity of one marginal table
 
 	coarse    []coarsePair
-	scoresAll []float64   // the candidates' scores, then the coarse pairs'
-	tmp       []float64   // selectFeasible's scratch
+	scoresAll []float64   // the candidates' scores, then the coarse pairs' (those computed on this model)
+	upper     []float64   // bounds on scoresAll (bounds)
+	evaluated []bool      // the candidate's score is computed on this model
+	tot, full []float64   // each candidate's table total, inside its support and in all
+	outs      [][]float64 // evaluate's Marginals outputs (nil: not asked for)
+	todo, sub []int       // evaluate's and choose's scratch
+	lazy      privacy.LazySelection
+	evalErr   error       // the first error of evaluate on this model
+	tmp       []float64   // the selections' scratch
 	bufs      [][]float64 // the model's marginal on each candidate
 	active    [][]float64 // bufs of the candidates in the running, nil for the others
 	team      *par.Team
@@ -150,8 +156,11 @@ func (s *Project) newRounds(p *Problem, plan *Plan, fit *factoredFit, tabs [][]i
 		r.coarse = coarsePairs(sizes, fp.cands, coarseGroups(fit.cur, sizes, share))
 	}
 	r.scoresAll = make([]float64, len(fp.cands)+len(r.coarse))
+	r.upper = make([]float64, len(r.scoresAll))
+	r.evaluated = make([]bool, len(fp.cands))
+	r.outs = make([][]float64, len(fp.cands))
 	scores := r.scoresAll[:len(fp.cands)]
-	r.tmp = make([]float64, 0, len(fp.cands))
+	r.tmp = make([]float64, 0, len(r.scoresAll))
 	r.bufs = make([][]float64, len(fp.cands))
 	r.active = make([][]float64, len(fp.cands))
 	for i := range fp.cands {
@@ -167,6 +176,16 @@ func (s *Project) newRounds(p *Problem, plan *Plan, fit *factoredFit, tabs [][]i
 			return nil, err
 		}
 		r.scan.eff, r.scan.mask = supportCells(sizes, fp.cands, support)
+	}
+	r.tot, r.full = make([]float64, len(fp.cands)), make([]float64, len(fp.cands))
+	for i, tab := range tabs {
+		mk := r.scan.maskOf(i)
+		for k, v := range tab {
+			r.full[i] += float64(v)
+			if mk == nil || mk[k>>6]&(1<<(k&63)) != 0 {
+				r.tot[i] += float64(v)
+			}
+		}
 	}
 	// Candidates inside a set measured in full are left out (covered):
 	// their tables are already measured, so their scores only restate the
@@ -214,32 +233,30 @@ func (r *rounds) spend() (last bool, err error) {
 	return last, nil
 }
 
-// score computes the model's marginal on every candidate, charges the
-// batch's first selection and measurement (spend) and scores every
-// candidate in the running with that measurement's σ. It returns whether
-// that selection is the last.
+// score prepares the selections from the model fitted last: it charges the
+// batch's first selection and measurement (spend) and bounds every
+// candidate's score with that measurement's σ (bounds); the selections
+// compute the scores they need (choose). It returns whether that selection
+// is the last.
 //
-// Privacy: the scores read the true tables; they are released only
-// through the exponential mechanism of selectBatch, which spend charges.
+// Privacy: the bounds and the scores read the true tables; they are
+// released only through the exponential mechanism of selectBatch, which
+// spend charges.
 func (r *rounds) score(ctx context.Context, fit *factoredFit) (last bool, err error) {
-	// The model's marginals on every candidate, in one batch; sets too
-	// large to eliminate are not candidates this round. Whether a
-	// candidate keeps the model under the cap is tested only for the
-	// ones a selection reaches (feasible, below).
+	// Every candidate is in the running but those the model cannot
+	// marginalise (a public property of the tree); whether a candidate keeps the model
+	// under the cap is tested only for the ones a selection reaches
+	// (feasible, in selectBatch).
 	for i := range r.active {
 		r.active[i] = r.bufs[i]
 	}
-	if err := fit.cur.Marginals(r.fp.cands, r.active); err != nil {
-		if ctx.Err() != nil {
-			return false, ctx.Err()
-		}
-		var me *model.MarginalsError
-		if !errors.As(err, &me) {
-			return false, err
-		}
-		for _, i := range me.Index {
-			r.active[i] = nil
-		}
+	for _, i := range fit.cur.Unanswerable(r.fp.cands) {
+		r.active[i] = nil
+	}
+	r.evalErr = nil
+	mass, err := modelMass(fit.cur, r.sizes)
+	if err != nil {
+		return false, err
 	}
 	// The batch's selections, one after the other from this model,
 	// scored with the noise of the batch's first measurement.
@@ -247,8 +264,8 @@ func (r *rounds) score(ctx context.Context, fit *factoredFit) (last bool, err er
 		return false, err
 	}
 	r.scan.sigma = r.sigma
-	r.scan.run(r.team)
-	return last, nil
+	r.bounds(mass)
+	return last, ctx.Err()
 }
 
 // selectBatch selects and measures the batch's candidates, one after the
@@ -285,8 +302,11 @@ func (r *rounds) selectBatch(p *Problem, fit *factoredFit, final bool) (batch []
 			b, r.treeScratch = r.trees.bytesWith(i, c, r.measured, r.treeScratch)
 			return float64(b) <= limit
 		}
-		sel, cp, err := s.selectRound(p, fp, selectArgs{scoresAll: r.scoresAll, active: r.active, covered: r.covered, coarseDone: r.coarseDone,
-			coarse: r.coarse, tabs: r.tabs, bufs: r.bufs, nHat: r.nHat, sigma: r.sigma, eps: r.eps, tmp: r.tmp, gscratch: &r.gscratch, feasible: feasible})
+		choose := func(idx []int) int { return r.choose(p, fit.cur, idx, feasible) }
+		sel, cp, err := s.selectRound(fp, selectArgs{active: r.active, covered: r.covered, coarseDone: r.coarseDone, coarse: r.coarse, choose: choose})
+		if err == nil {
+			err = r.evalErr
+		}
 		if err != nil {
 			return nil, nil, false, err
 		}

@@ -259,3 +259,107 @@ func TestRoundsSteps(t *testing.T) {
 		})
 	}
 }
+
+// TestRoundsChooseLazy runs the adaptive rounds on a fixture and, on every
+// model, checks the lazy selection (rounds.choose) against the exponential
+// mechanism on every score computed (selectFeasible) from the same draws:
+// the bounds hold, and both choose the same candidate, with every candidate
+// accepted and with a cap test that rejects a third of them.
+func TestRoundsChooseLazy(t *testing.T) {
+	fx := loadFixture(t, "adult-reduced", nil, 3)
+	for _, c := range []struct {
+		name string
+		s    *Project
+		nb   Neighbours
+		eps  float64
+	}{
+		{"one per fit", &Project{}, ReplaceOne, 1},
+		{"add-remove, middle regime", &Project{}, AddRemove, 0.5},
+		{"batches of 4", &Project{Rounds: 200}, AddRemove, 1},
+		{"small ε", &Project{}, AddRemove, 0.05},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			p, _ := factoredProblem(t, fx, c.eps, 5, 64<<10)
+			p.Neighbours = c.nb
+			plan, err := c.s.Plan(&p.Shape)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fp := plan.factored
+			fit := newFactoredFit(&model.Settings{})
+			defer fit.close()
+			tabs, err := p.Data.Marginals(ctx, fp.cands)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nHat, measured, err := c.s.measureOneWays(ctx, p, plan, fit, tabs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := c.s.newRounds(p, plan, fit, tabs, nHat, measured)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.team.Close()
+			res, start := &Result{Plan: plan}, time.Now()
+			for final := false; !final; r.fits++ {
+				if final, err = r.score(ctx, fit); err != nil {
+					t.Fatal(err)
+				}
+				checkChoose(t, r, p, fit.cur, uint64(r.fits))
+				batch, tree, last, err := r.selectBatch(p, fit, final)
+				if err != nil {
+					t.Fatal(err)
+				}
+				final = last
+				if err := r.fitBatch(ctx, fit, tree, batch, final); err != nil {
+					t.Fatal(err)
+				}
+				if err := r.afterFit(p, res, fit, batch, final, start); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// checkChoose compares rounds.choose with selectFeasible on every score,
+// from generators seeded alike, on the candidates and coarse pairs in the
+// running; it leaves the scores computed (choose only reuses them).
+func checkChoose(t *testing.T, r *rounds, p *Problem, m *model.Model, seed uint64) {
+	t.Helper()
+	L := len(r.fp.cands)
+	var idx []int
+	for i := range L {
+		if r.active[i] != nil && !r.covered[i] {
+			idx = append(idx, i)
+		}
+	}
+	for q, k := range r.coarse {
+		if r.active[k.base] != nil && !r.covered[k.base] && !r.coarseDone[k.base] {
+			idx = append(idx, L+q)
+		}
+	}
+	if len(idx) == 0 {
+		return
+	}
+	for _, fits := range []func(int) bool{func(int) bool { return true }, func(i int) bool { return i%3 != 0 }} {
+		lazy, eager := *p, *p
+		lazy.Rand, eager.Rand = privacy.NewSeeded(seed), privacy.NewSeeded(seed)
+		got := r.choose(&lazy, m, idx, fits)
+		r.evaluate(m, idx)
+		if r.evalErr != nil {
+			t.Fatal(r.evalErr)
+		}
+		for _, i := range idx {
+			if s := r.scoresAll[i]; math.IsInf(s, -1) || s > r.upper[i] {
+				t.Fatalf("fit %d: candidate %d scores %v, bound %v", r.fits, i, s, r.upper[i])
+			}
+		}
+		want := selectFeasible(&eager, r.scoresAll, idx, make([]float64, 0, len(idx)), r.eps, r.fp.scoreSens, fits)
+		if got != want {
+			t.Errorf("fit %d: choose() = %d, want %d (the exponential mechanism on every score)", r.fits, got, want)
+		}
+	}
+}

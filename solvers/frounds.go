@@ -13,35 +13,29 @@ import (
 // a candidate (selectRound), measure it (measureRound), and after the fit,
 // how far the measurement moved the model (selected.moved).
 
-// selectArgs is what a round's selection reads: the candidates' scores
-// (scores, then the coarse pairs' in scoresAll), which are in the running,
-// and the cap test feasible (public: the measured sets and the budget
-// spent).
+// selectArgs is what a round's selection reads: which candidates are in
+// the running and which are covered by measured sets, the coarse pairs, and
+// the exponential mechanism over a set of them (choose: indices into the
+// candidates, then the coarse pairs; -1 when the cap test accepts none).
 type selectArgs struct {
-	scoresAll        []float64 // the candidates' scores, then the coarse pairs'
-	active           [][]float64
-	covered          []bool
-	coarseDone       []bool
-	coarse           []coarsePair
-	tabs             [][]int64
-	bufs             [][]float64
-	nHat, sigma, eps float64
-	tmp              []float64
-	gscratch         *[]float64
-	feasible         func(i int) bool
+	active     [][]float64
+	covered    []bool
+	coarseDone []bool
+	coarse     []coarsePair
+	choose     func(idx []int) int
 }
 
 // selectRound selects the round's candidate: by the exponential mechanism
 // among the candidates in the running that no measured set covers, and
-// the coarse pairs, restricted to those feasible accepts; if it accepts
+// the coarse pairs, restricted to those the cap test accepts; if it accepts
 // none of them, among every candidate in the running (measured sets
 // compete again). It returns the candidate and, for a coarse pair, the
 // pair.
 //
-// Privacy: one exponential mechanism (ε0 = a.eps, sensitivity
-// fp.scoreSens) over a set of candidates fixed by public quantities (the
-// measured sets, the cap): the caller charges it.
-func (s *Project) selectRound(p *Problem, fp *factoredPlan, a selectArgs) (int, *coarsePair, error) {
+// Privacy: one exponential mechanism (rounds.choose) over a set of
+// candidates fixed by public quantities (the measured sets, the cap): the
+// caller charges it.
+func (s *Project) selectRound(fp *factoredPlan, a selectArgs) (int, *coarsePair, error) {
 	L := len(fp.cands)
 	idx := make([]int, 0, L)
 	for i := range fp.cands {
@@ -57,14 +51,11 @@ func (s *Project) selectRound(p *Problem, fp *factoredPlan, a selectArgs) (int, 
 		if a.active[k.base] == nil || a.covered[k.base] || a.coarseDone[k.base] {
 			continue
 		}
-		var l1 float64
-		l1, *a.gscratch = k.l1(a.tabs[k.base], a.bufs[k.base], a.nHat, *a.gscratch)
-		a.scoresAll[L+q] = fp.weights[k.base] * (l1 - math.Sqrt(2/math.Pi)*a.sigma*float64(k.groups()))
 		idx = append(idx, L+q)
 	}
 	sel := -1
 	if len(idx) > 0 {
-		sel = selectFeasible(p, a.scoresAll, idx, a.tmp, a.eps, fp.scoreSens, a.feasible)
+		sel = a.choose(idx)
 	}
 	if sel < 0 {
 		// Nothing new fits the cap: the measured sets compete again.
@@ -75,7 +66,7 @@ func (s *Project) selectRound(p *Problem, fp *factoredPlan, a selectArgs) (int, 
 			}
 		}
 		if len(idx) > 0 {
-			sel = selectFeasible(p, a.scoresAll, idx, a.tmp, a.eps, fp.scoreSens, a.feasible)
+			sel = a.choose(idx)
 		}
 	}
 	if sel < 0 {

@@ -81,6 +81,7 @@ type Project struct {
 	perAttr   int                           // experiments: nominal rounds per attribute (0: tunedRounds)
 	adaptive  bool                          // experiments: the adaptive rounds even where the measured sets fit one tree
 	smoothMax int                           // experiments: one-way smoothing's largest half-width (0: 4; negative: off)
+	capBytes  uint64                        // experiments: the factored model's cap (0: the shape's)
 }
 
 func init() {

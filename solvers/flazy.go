@@ -1,0 +1,185 @@
+package solvers
+
+import (
+	"errors"
+	"math"
+	"slices"
+
+	"github.com/dpsynth/synth/internal/par"
+	"github.com/dpsynth/synth/model"
+	"github.com/dpsynth/synth/privacy"
+)
+
+// The rounds' scores, computed lazily. A candidate's score is
+// w·(‖t − n̂·p‖₁ − √(2/π)·σ·cells) (candScan), and its L1 distance is at most
+// ‖t‖₁ + |n̂|·‖p‖₁: the bound needs no model marginal. The selection
+// (privacy.ExponentialMechanismLazy) draws the Gumbel noise of every
+// candidate as before and asks for the exact scores — the model's marginal
+// on the candidate and the scan of its table — only of the candidates whose
+// bound plus noise can beat the best exact noisy score: tables so large
+// that their noise allowance outweighs any distance are never marginalised.
+// The choice is the exponential mechanism's over the exact scores, as when
+// every score was computed.
+
+// lazyBoundSlack widens the bounds against the rounding of the L1 sums
+// (relative error at most cells·2^-53, 1e-10 for 10^6 cells).
+const lazyBoundSlack = 1e-7
+
+// bounds writes every candidate's and coarse pair's upper bound on its
+// score with the current σ into r.upper and marks every score as not yet
+// computed for this model. mass is the model's total probability.
+func (r *rounds) bounds(mass float64) {
+	L := len(r.fp.cands)
+	n := math.Abs(r.nHat) * mass
+	for i := range L {
+		r.evaluated[i] = false
+		cells := float64(len(r.tabs[i]))
+		if r.scan.eff != nil {
+			cells = r.scan.eff[i]
+		}
+		r.upper[i] = r.fp.weights[i] * ((r.tot[i]+n)*(1+lazyBoundSlack) - math.Sqrt(2/math.Pi)*r.sigma*cells)
+	}
+	for q := range r.coarse {
+		k := &r.coarse[q]
+		r.upper[L+q] = r.fp.weights[k.base] * ((r.full[k.base]+n)*(1+lazyBoundSlack) - math.Sqrt(2/math.Pi)*r.sigma*float64(k.groups()))
+	}
+}
+
+// modelMass is the model's total probability (1 up to rounding), read off
+// its smallest one-way marginal.
+func modelMass(m *model.Model, sizes []int) (float64, error) {
+	a := 0
+	for i, s := range sizes {
+		if s < sizes[a] {
+			a = i
+		}
+	}
+	buf := make([]float64, sizes[a])
+	if err := m.Marginal([]int{a}, buf); err != nil {
+		return 0, err
+	}
+	s := 0.0
+	for _, v := range buf {
+		s += v
+	}
+	return s, nil
+}
+
+// evaluate computes the exact scores of the candidates and coarse pairs in
+// idx (indices into r.scoresAll) not yet computed on this model: one
+// Marginals batch for their tables, then the scan. A candidate the model
+// cannot marginalise leaves the running (r.active nil, score −Inf). The
+// first error is kept in r.evalErr.
+func (r *rounds) evaluate(m *model.Model, idx []int) {
+	L := len(r.fp.cands)
+	todo := r.todo[:0]
+	for _, i := range idx {
+		if i >= L {
+			i = r.coarse[i-L].base
+		}
+		if !r.evaluated[i] && r.active[i] != nil && r.outs[i] == nil {
+			r.outs[i] = r.bufs[i]
+			todo = append(todo, i)
+		}
+	}
+	r.todo = todo
+	if len(todo) > 0 && r.evalErr == nil {
+		if err := m.Marginals(r.fp.cands, r.outs); err != nil {
+			var me *model.MarginalsError
+			if !errors.As(err, &me) {
+				r.evalErr = err
+			} else {
+				for _, i := range me.Index {
+					r.active[i] = nil
+				}
+			}
+		}
+		r.scan.runSubset(r.team, todo)
+	}
+	for _, i := range todo {
+		r.outs[i] = nil
+		r.evaluated[i] = true
+		if r.active[i] == nil || r.evalErr != nil {
+			r.scoresAll[i] = math.Inf(-1)
+		}
+	}
+	for _, i := range idx {
+		if i < L {
+			continue
+		}
+		k := &r.coarse[i-L]
+		if r.active[k.base] == nil || r.evalErr != nil {
+			r.scoresAll[i] = math.Inf(-1)
+			continue
+		}
+		var l1 float64
+		l1, r.gscratch = k.l1(r.tabs[k.base], r.bufs[k.base], r.nHat, r.gscratch)
+		r.scoresAll[i] = r.fp.weights[k.base] * (l1 - math.Sqrt(2/math.Pi)*r.sigma*float64(k.groups()))
+	}
+}
+
+// choose returns the index in idx (into r.scoresAll) that the exponential
+// mechanism (ε0 = r.eps, sensitivity fp.scoreSens) selects among those
+// fits accepts, computing only the scores that can decide it (evaluate),
+// or -1 if fits accepts none. Without privacy it computes every score and
+// returns the first best that fits.
+//
+// Privacy: the exponential mechanism over the candidates of idx that the
+// model can marginalise and fits accepts (public), as selectFeasible.
+func (r *rounds) choose(p *Problem, m *model.Model, idx []int, fits func(int) bool) int {
+	if p.noPrivacy {
+		r.evaluate(m, idx)
+		idx = slices.DeleteFunc(slices.Clone(idx), func(i int) bool { return math.IsInf(r.scoresAll[i], -1) })
+		if len(idx) == 0 {
+			return -1
+		}
+		return selectFeasible(p, r.scoresAll, idx, r.tmp, r.eps, r.fp.scoreSens, fits)
+	}
+	upper := r.tmp[:0]
+	for _, i := range idx {
+		upper = append(upper, r.upper[i])
+	}
+	exact := func(ks []int, out []float64) {
+		sub := r.sub[:0]
+		for _, k := range ks {
+			sub = append(sub, idx[k])
+		}
+		r.sub = sub
+		r.evaluate(m, sub)
+		for j, i := range sub {
+			out[j] = r.scoresAll[i]
+		}
+	}
+	k := privacy.ExponentialMechanismLazy(p.Rand, upper, r.eps, r.fp.scoreSens, exact, func(k int) bool { return fits(idx[k]) }, &r.lazy)
+	if k < 0 {
+		return -1
+	}
+	return idx[k]
+}
+
+// runSubset scores the candidates idx (scoreOne), split over the team by
+// their cells.
+func (j *candScan) runSubset(team *par.Team, idx []int) {
+	j.sub = idx
+	j.subOff = slices.Grow(j.subOff[:0], len(idx)+1)[:len(idx)+1]
+	j.subOff[0] = 0
+	for k, i := range idx {
+		j.subOff[k+1] = j.subOff[k] + len(j.tabs[i])
+	}
+	team.For(j.subOff[len(idx)], 1, subsetScan{j})
+	j.sub = nil
+}
+
+// subsetScan is runSubset's work: the candidates of j.sub whose cells start
+// in [lo, hi).
+type subsetScan struct{ j *candScan }
+
+func (s subsetScan) Run(_, lo, hi int) {
+	j := s.j
+	k, _ := slices.BinarySearch(j.subOff[:len(j.sub)], lo)
+	for ; k < len(j.sub) && j.subOff[k] < hi; k++ {
+		if i := j.sub[k]; j.active[i] != nil {
+			j.scoreOne(i)
+		}
+	}
+}
