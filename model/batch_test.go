@@ -119,6 +119,9 @@ func TestMarginalsSkipAndTooLarge(t *testing.T) {
 	// {0, 2, 4} eliminates 1 with a 1,000-cell table; the pair {0, 3} is
 	// carried through the chain with no such table.
 	sets := [][]int{{0, 1}, {0, 2, 4}, {1, 2}, {0, 2}, {0, 3}}
+	if got := m.Unanswerable(sets); !slices.Equal(got, []int{1}) {
+		t.Errorf("Unanswerable = %v, want [1]", got)
+	}
 	outs := newOuts(tr, sets)
 	outs[3] = nil // skipped
 	err = m.Marginals(sets, outs)
