@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/dpsynth/synth/internal/par"
 	"github.com/dpsynth/synth/query"
 )
 
@@ -90,31 +91,20 @@ func Balance(cells []CellCount, d []float64, n int64, op Answerer, t Toucher, ma
 	obj := residual()
 	st.Before = math.Sqrt(obj / float64(m))
 	var (
-		up, down []int
-		tu, td   []Touch
-		mark     = make([]float64, m) // the up cell's values, to find overlaps
+		tu, td []Touch
+		zuT    = -1                 // the cell tu lists
+		mark   = make([]float64, m) // the up cell's values, to find overlaps
 	)
-	const cand = 4096
+	sel := newCandidates(diff, s, balanceCand)
+	defer sel.close()
 	for st.Rounds < maxRounds {
 		st.Rounds++
 		op.Adjoint(r, s)
-		up, down = up[:0], down[:0]
-		for z, v := range diff {
-			switch {
-			case v > 1e-9 && v < 1+1e-9:
-				up = append(up, z)
-			case v < -1e-9 && v > -1-1e-9:
-				down = append(down, z)
-			}
-		}
-		bu, bd := min(cand, len(up)), min(cand, len(down))
+		up, down := sel.pick()
+		bu, bd := len(up), len(down)
 		if bu == 0 || bd == 0 {
 			break
 		}
-		topK(up, bu, func(z int) float64 { return -s[z] })
-		topK(down, bd, func(z int) float64 { return s[z] })
-		slices.SortFunc(up[:bu], func(a, c int) int { return cmpf(s[c], s[a]) })
-		slices.SortFunc(down[:bd], func(a, c int) int { return cmpf(s[a], s[c]) })
 		moves := 0
 		for i, j := 0, 0; i < bu && j < bd; {
 			zu, zd := up[i], down[j]
@@ -128,7 +118,10 @@ func Balance(cells []CellCount, d []float64, n int64, op Answerer, t Toucher, ma
 			}
 			// The exact change of Σ r² for moving one row from zu to zd:
 			// Σ over the touched queries of (r + δ)² − r², δ = ±W/N.
-			tu, td = t.Touch(zu, tu[:0]), t.Touch(zd, td[:0])
+			if zu != zuT { // the same up cell is often tried against several down cells
+				tu, zuT = t.Touch(zu, tu[:0]), zu
+			}
+			td = t.Touch(zd, td[:0])
 			for _, q := range tu {
 				mark[q.J] -= q.W * inv
 			}
@@ -189,6 +182,234 @@ func Balance(cells []CellCount, d []float64, n int64, op Answerer, t Toucher, ma
 	return out, st, nil
 }
 
+// balanceCand is the number of cells of each side a round of Balance
+// pairs: the up cells with the most negative gradient and the down cells
+// with the most positive one.
+const balanceCand = 4096
+
+// candidates picks each round's cells for Balance: among the up cells
+// (diff in (1e-9, 1+1e-9): rounded up) the cand with the smallest key −s,
+// and among the down cells (diff in (−1−1e-9, −1e-9)) the cand with the
+// smallest key s, each list in increasing key order.
+//
+// The workers scan their parts of the universe, each keeping a bounded
+// buffer of its smallest keys (pruned to cand whenever it fills, keys
+// above the buffer's cand-th smallest skipped), and the buffers are merged.
+// This is exact when the chosen keys are distinct and all smaller than
+// every key left out; otherwise (a tie, or a NaN) pick falls back to the
+// full lists, quickselect (topK) and an unstable sort — the method whose
+// choice among tied keys the output has always followed — so that the rows
+// are the same either way.
+type candidates struct {
+	team    *par.Team
+	diff, s []float64
+	cand    int
+	parts   []candPart // per worker
+	up, dn  candSide   // merged
+	all     []int      // the fallback's list
+	// fallbacks counts the rounds that fell back to the full lists.
+	fallbacks int
+	outU      []int
+	outD      []int
+}
+
+type candPart struct{ up, dn candSide }
+
+// candSide is a bounded buffer of the smallest keys of one side.
+type candSide struct {
+	c      []candKey
+	n      int     // cells of the side seen
+	thr    float64 // keys above it are not among the cand smallest
+	pruned float64 // smallest key dropped by a pruning
+	nan    bool
+}
+
+type candKey struct {
+	key float64
+	z   int
+}
+
+func newCandidates(diff, s []float64, cand int) *candidates {
+	team := par.NewTeam(0)
+	c := &candidates{team: team, diff: diff, s: s, cand: cand, parts: make([]candPart, team.Workers())}
+	for w := range c.parts {
+		c.parts[w].up.c = make([]candKey, 0, 4*cand)
+		c.parts[w].dn.c = make([]candKey, 0, 4*cand)
+	}
+	c.up.c = make([]candKey, 0, 4*cand*len(c.parts))
+	c.dn.c = make([]candKey, 0, 4*cand*len(c.parts))
+	return c
+}
+
+func (c *candidates) close() { c.team.Close() }
+
+func (cs *candSide) reset() {
+	cs.c, cs.n, cs.thr, cs.pruned, cs.nan = cs.c[:0], 0, math.Inf(1), math.Inf(1), false
+}
+
+// skip counts a cell whose key is above the threshold (or NaN).
+func (cs *candSide) skip(key float64) {
+	cs.n++
+	cs.nan = cs.nan || key != key
+}
+
+// add offers cell z with its key.
+func (cs *candSide) add(key float64, z, cand int) {
+	if !(key <= cs.thr) {
+		cs.skip(key)
+		return
+	}
+	cs.n++
+	cs.c = append(cs.c, candKey{key, z})
+	if len(cs.c) == cap(cs.c) {
+		cs.prune(cand)
+	}
+}
+
+// prune keeps the k smallest keys (in no particular order).
+func (cs *candSide) prune(k int) {
+	if len(cs.c) <= k {
+		return
+	}
+	selectKeys(cs.c, k)
+	thr := math.Inf(-1)
+	for _, e := range cs.c[:k] {
+		thr = max(thr, e.key)
+	}
+	for _, e := range cs.c[k:] {
+		cs.pruned = min(cs.pruned, e.key)
+	}
+	cs.thr = min(cs.thr, thr)
+	cs.c = cs.c[:k]
+}
+
+// Run implements par.Job: the scan of cells [lo, hi).
+func (c *candidates) Run(w, lo, hi int) {
+	p := &c.parts[w]
+	diff, s := c.diff[lo:hi], c.s[lo:hi]
+	for i, v := range diff {
+		switch {
+		case v < -1e-9 && v > -1-1e-9: // most cells: no row, or a row short
+			if key := s[i]; key <= p.dn.thr {
+				p.dn.add(key, lo+i, c.cand)
+			} else {
+				p.dn.skip(key)
+			}
+		case v > 1e-9 && v < 1+1e-9:
+			p.up.add(-s[i], lo+i, c.cand)
+		}
+	}
+}
+
+// pick returns the round's up and down cells (valid until the next pick).
+func (c *candidates) pick() (up, down []int) {
+	for w := range c.parts {
+		c.parts[w].up.reset()
+		c.parts[w].dn.reset()
+	}
+	c.team.For(len(c.diff), 1024, c)
+	c.up.reset()
+	c.dn.reset()
+	for w := range c.parts {
+		c.up.merge(&c.parts[w].up)
+		c.dn.merge(&c.parts[w].dn)
+	}
+	var ok1, ok2 bool
+	c.outU, ok1 = c.up.sorted(c.cand, c.outU)
+	c.outD, ok2 = c.dn.sorted(c.cand, c.outD)
+	if !ok1 || !ok2 {
+		c.fallbacks++
+		return c.exact()
+	}
+	return c.outU, c.outD
+}
+
+func (cs *candSide) merge(p *candSide) {
+	cs.c = append(cs.c, p.c...)
+	cs.n += p.n
+	cs.pruned = min(cs.pruned, p.pruned)
+	cs.nan = cs.nan || p.nan
+}
+
+// sorted writes the cand smallest keys' cells into out in increasing key
+// order and reports whether that choice and order are unique: no NaN, no
+// two equal keys among them, none left out as small as the largest.
+func (cs *candSide) sorted(cand int, out []int) ([]int, bool) {
+	cs.prune(cand)
+	slices.SortFunc(cs.c, func(a, b candKey) int { return cmpf(a.key, b.key) })
+	out = out[:0]
+	ok := !cs.nan && len(cs.c) == min(cand, cs.n)
+	for i, e := range cs.c {
+		if i > 0 && e.key == cs.c[i-1].key {
+			ok = false
+		}
+		out = append(out, e.z)
+	}
+	if n := len(cs.c); n > 0 && !(cs.c[n-1].key < cs.pruned) {
+		ok = false
+	}
+	return out, ok
+}
+
+// exact is pick by the full lists: quickselect and sort, as Balance has
+// always chosen (the order among tied keys depends on the method).
+func (c *candidates) exact() (up, down []int) {
+	diff, s := c.diff, c.s
+	all := c.all[:0]
+	for z, v := range diff {
+		if v > 1e-9 && v < 1+1e-9 {
+			all = append(all, z)
+		}
+	}
+	bu := min(c.cand, len(all))
+	topK(all, bu, func(z int) float64 { return -s[z] })
+	slices.SortFunc(all[:bu], func(a, b int) int { return cmpf(s[b], s[a]) })
+	up = append(c.outU[:0], all[:bu]...)
+	all = all[:0]
+	for z, v := range diff {
+		if v < -1e-9 && v > -1-1e-9 {
+			all = append(all, z)
+		}
+	}
+	bd := min(c.cand, len(all))
+	topK(all, bd, func(z int) float64 { return s[z] })
+	slices.SortFunc(all[:bd], func(a, b int) int { return cmpf(s[a], s[b]) })
+	down = append(c.outD[:0], all[:bd]...)
+	c.all, c.outU, c.outD = all, up, down
+	return up, down
+}
+
+// selectKeys reorders c so that its first k elements have the k smallest
+// keys (in no particular order): quickselect. The keys hold no NaN.
+func selectKeys(c []candKey, k int) {
+	lo, hi := 0, len(c)-1
+	for lo < hi {
+		p := c[(lo+hi)/2].key
+		i, j := lo, hi
+		for i <= j {
+			for c[i].key < p {
+				i++
+			}
+			for c[j].key > p {
+				j--
+			}
+			if i <= j {
+				c[i], c[j] = c[j], c[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k-1 <= j:
+			hi = j
+		case k-1 >= i:
+			lo = i
+		default:
+			return
+		}
+	}
+}
+
 func cmpf(a, b float64) int {
 	switch {
 	case a < b:
@@ -236,13 +457,26 @@ func topK(idx []int, k int, key func(int) float64) {
 // listed (Balance's exact objective still counts them).
 func MarginalTouch(w *query.Workload) Toucher {
 	dom := w.Domain()
-	return &marginalTouch{sizes: dom.Sizes(), sets: w.Marginals(), codes: make([]int, dom.Len())}
+	sizes := dom.Sizes()
+	mt := &marginalTouch{sizes: sizes, sets: w.Marginals(), codes: make([]int, dom.Len())}
+	for _, s := range mt.sets {
+		// The set's mixed radix: the stride of each of its attributes.
+		st := make([]int, len(s.Attrs))
+		p := 1
+		for i := len(s.Attrs) - 1; i >= 0; i-- {
+			st[i] = p
+			p *= sizes[s.Attrs[i]]
+		}
+		mt.strides = append(mt.strides, st)
+	}
+	return mt
 }
 
 type marginalTouch struct {
-	sizes []int
-	sets  []query.Marginal
-	codes []int
+	sizes   []int
+	sets    []query.Marginal
+	strides [][]int // per set, per attribute of the set
+	codes   []int
 }
 
 func (mt *marginalTouch) Touch(z int, dst []Touch) []Touch {
@@ -251,12 +485,13 @@ func (mt *marginalTouch) Touch(z int, dst []Touch) []Touch {
 		mt.codes[i] = r % mt.sizes[i]
 		r /= mt.sizes[i]
 	}
-	for _, s := range mt.sets {
-		c := 0
-		for _, a := range s.Attrs {
-			c = c*mt.sizes[a] + mt.codes[a]
+	for si, s := range mt.sets {
+		c := s.Offset
+		st := mt.strides[si][:len(s.Attrs)]
+		for i, a := range s.Attrs {
+			c += mt.codes[a] * st[i]
 		}
-		dst = append(dst, Touch{J: s.Offset + c, W: s.Weight})
+		dst = append(dst, Touch{J: c, W: s.Weight})
 	}
 	return dst
 }

@@ -3,6 +3,7 @@ package release
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/dpsynth/synth/query"
@@ -90,4 +91,86 @@ func TestBalance(t *testing.T) {
 			t.Errorf("cell %d has no row but N·D = %.3f", z, n*v)
 		}
 	}
+}
+
+// TestBalanceCandidates: the bounded parallel pick returns the same cells
+// in the same order as the full lists with quickselect and sort, on
+// universes large enough to split across workers, with few and many
+// candidates (buffers pruned many times), distinct keys and keys full of
+// ties (where pick must fall back to the full lists).
+func TestBalanceCandidates(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, k := range []int{1000, 100_000} {
+		for _, cand := range []int{1, 8, 300, 4096} {
+			for _, ties := range []bool{false, true} {
+				diff, s := make([]float64, k), make([]float64, k)
+				for z := range diff {
+					diff[z] = r.Float64()*2.2 - 1.1 // some cells outside both sides
+					if r.IntN(50) == 0 {
+						diff[z] = 0
+					}
+					s[z] = r.NormFloat64()
+					if ties {
+						s[z] = math.Round(s[z] * 20)
+					}
+				}
+				c := newCandidates(diff, s, cand)
+				up, down := c.pick()
+				up, down = slices.Clone(up), slices.Clone(down)
+				if !ties && c.fallbacks != 0 {
+					t.Errorf("k=%d cand=%d: distinct keys fell back to the full lists", k, cand)
+				}
+				wu, wd := c.exact()
+				if !slices.Equal(up, wu) || !slices.Equal(down, wd) {
+					t.Errorf("k=%d cand=%d ties=%v: pick differs from the full lists (%d/%d vs %d/%d cells)",
+						k, cand, ties, len(up), len(down), len(wu), len(wd))
+				}
+				if len(up) != min(cand, countIn(diff, 1e-9, 1+1e-9)) || len(down) != min(cand, countIn(diff, -1-1e-9, -1e-9)) {
+					t.Errorf("k=%d cand=%d: %d up and %d down cells", k, cand, len(up), len(down))
+				}
+				c.close()
+			}
+		}
+	}
+}
+
+func countIn(x []float64, lo, hi float64) int {
+	n := 0
+	for _, v := range x {
+		if v > lo && v < hi {
+			n++
+		}
+	}
+	return n
+}
+
+// BenchmarkBalancePick times one round's choice of cells over a universe of
+// 2,150,400 cells (healthins' size) where most cells are down cells.
+func BenchmarkBalancePick(b *testing.B) {
+	const k = 2_150_400
+	r := rand.New(rand.NewPCG(1, 2))
+	diff, s := make([]float64, k), make([]float64, k)
+	for z := range diff {
+		diff[z] = -r.Float64() * 0.01
+		if r.IntN(300) == 0 {
+			diff[z] = r.Float64()
+		}
+		s[z] = r.NormFloat64()
+	}
+	c := newCandidates(diff, s, balanceCand)
+	defer c.close()
+	b.Run("bounded", func(b *testing.B) {
+		c.pick()
+		b.ReportAllocs()
+		for b.Loop() {
+			c.pick()
+		}
+	})
+	b.Run("full-lists", func(b *testing.B) {
+		c.exact()
+		b.ReportAllocs()
+		for b.Loop() {
+			c.exact()
+		}
+	})
 }

@@ -127,7 +127,10 @@ func (f *lsFit) run(ctx context.Context, iters int, tol float64) error {
 		}
 	}
 	if f.sure != nil {
-		copy(f.d, f.sure.bestD)
+		// The best iterate's buffer itself becomes d: no copy of k cells.
+		if s := f.sure; !sameBuf(f.d, s.bestD) {
+			f.d, s.spare = s.bestD, f.d
+		}
 	}
 	return nil
 }
@@ -148,6 +151,7 @@ func (f *lsFit) stepOnce() bool {
 			f.loss = nl
 			f.op.Adjoint(f.res, f.grad)
 			if f.sure != nil {
+				f.sure.keepBest(f)
 				f.sure.step(f, step)
 			}
 			f.step *= 1.25
@@ -180,12 +184,16 @@ type sureState struct {
 	m        int       // number of measured rows
 	best     float64
 	bestIt   int
-	bestD    []float64
 	it       int
 	patience int
 	history  []float64 // SURE after each step (index 0: the start)
 	elapsed  []time.Duration
 	t0       time.Time
+
+	// bestD is the distribution of the best step so far. It is either the
+	// main fit's current d itself (recorded without a copy) or a third
+	// buffer; spare is that third buffer while bestD is d, else nil.
+	bestD, spare []float64
 }
 
 // useSURE turns on SURE-based stopping with a probe drawn from r.
@@ -232,6 +240,23 @@ func (s *sureState) record(f *lsFit) {
 	s.elapsed = append(s.elapsed, time.Since(s.t0))
 	if v < s.best {
 		s.best, s.bestIt = v, s.it
-		copy(s.bestD, f.d)
+		if !sameBuf(s.bestD, f.d) {
+			s.bestD, s.spare = f.d, s.bestD
+		}
 	}
+}
+
+// keepBest runs right after the main fit accepted a step (d and d2
+// swapped): if the best distribution is the previous iterate, now the
+// fit's trial buffer d2, the spare buffer becomes the trial buffer so that
+// the next trial does not overwrite it.
+func (s *sureState) keepBest(f *lsFit) {
+	if sameBuf(s.bestD, f.d2) {
+		f.d2, s.spare = s.spare, nil
+	}
+}
+
+// sameBuf reports whether a and b are the same (non-empty) buffer.
+func sameBuf(a, b []float64) bool {
+	return len(a) > 0 && len(b) > 0 && &a[0] == &b[0]
 }
