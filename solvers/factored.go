@@ -38,9 +38,12 @@ func (k ModelKind) String() string {
 }
 
 // DefaultMaxModelBytes is the default cap on a factored model's memory
-// (Shape.MaxModelBytes = 0). AIM caps its model at 80 MB; the rounds'
-// models on full ADULT stay near 1 MiB.
-const DefaultMaxModelBytes = 128 << 20
+// (Shape.MaxModelBytes = 0). AIM caps its model at 80 MB. The rounds'
+// models on the accuracy suite stay under 16 MiB (full ADULT's near
+// 3 MiB), and on the width benchmark's 64- to 200-column tables 32 MiB gave
+// lower max errors than 128 MiB in a half to a quarter of the time
+// (docs/BENCHMARKS.md, "The model cap").
+const DefaultMaxModelBytes = 32 << 20
 
 // Data serves the private data to the measurement-based solvers as count
 // tables of attribute sets: the one seam through which every source (files,

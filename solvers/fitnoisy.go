@@ -33,9 +33,14 @@ type Fitted struct {
 	Steps int
 }
 
+// fitNoisyMaxModelBytes is FitNoisy's default cap: the measurements are
+// given, so the cap only decides which of them one tree can hold (the
+// release's rounds choose theirs under DefaultMaxModelBytes).
+const fitNoisyMaxModelBytes = 128 << 20
+
 // FitNoisy fits a log-linear model on a junction tree to noisy marginals by
 // the factored project solver's least-squares fit (entropic mirror descent,
-// each table weighted by 1/σ²), within maxModelBytes (0: the default cap;
+// each table weighted by 1/σ²), within maxModelBytes (0: 128 MiB;
 // sets that would break the cap are left out, the most dependent first
 // kept), in at most iters steps (0: 300). The default is a speed choice
 // measured on adult-reduced only (the same errors as 2,000 steps, 6× faster);
@@ -48,7 +53,7 @@ func FitNoisy(ctx context.Context, sizes []int, ms []NoisyMarginal, maxModelByte
 		return nil, errors.New("solvers: FitNoisy: no measurements")
 	}
 	if maxModelBytes == 0 {
-		maxModelBytes = DefaultMaxModelBytes
+		maxModelBytes = fitNoisyMaxModelBytes
 	}
 	if iters <= 0 {
 		iters = 300
