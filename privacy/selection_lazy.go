@@ -1,7 +1,6 @@
 package privacy
 
 import (
-	"container/heap"
 	"fmt"
 	"math"
 	"slices"
@@ -62,7 +61,7 @@ func ExponentialMechanismLazy(r *Rand, upper []float64, eps0, sensitivity float6
 		st.u[i] = c*(s-shift) + st.g[i]
 		st.pending.idx = append(st.pending.idx, i)
 	}
-	heap.Init(&st.pending)
+	st.pending.init()
 	for {
 		if st.pending.Len() > 0 && (st.best.Len() == 0 || st.u[st.pending.top()] >= st.v[st.best.top()]) {
 			st.evaluate(upper, shift, c, exact)
@@ -71,7 +70,7 @@ func ExponentialMechanismLazy(r *Rand, upper []float64, eps0, sensitivity float6
 		if st.best.Len() == 0 {
 			return -1
 		}
-		i := heap.Pop(&st.best).(int)
+		i := st.best.pop()
 		if ok(i) {
 			return i
 		}
@@ -92,7 +91,7 @@ func (st *LazySelection) evaluate(upper []float64, shift, c float64, exact func(
 		if st.best.Len() == 0 && len(st.batch) == first {
 			break
 		}
-		st.batch = append(st.batch, heap.Pop(&st.pending).(int))
+		st.batch = append(st.batch, st.pending.pop())
 	}
 	st.scores = slices.Grow(st.scores[:0], len(st.batch))[:len(st.batch)]
 	exact(st.batch, st.scores)
@@ -109,7 +108,7 @@ func (st *LazySelection) evaluate(upper []float64, shift, c float64, exact func(
 			panic(fmt.Sprintf("privacy: ExponentialMechanismLazy: score %d is %v, over its bound %v", i, s, upper[i]))
 		}
 		st.v[i] = c*(s-shift) + st.g[i]
-		heap.Push(&st.best, i)
+		st.best.push(i)
 	}
 }
 
@@ -121,25 +120,66 @@ func (st *LazySelection) reset(n int) {
 }
 
 // evalHeap is a max-heap of indices by their values v, ties by the smaller
-// index (ExponentialMechanismWhere's order).
+// index (ExponentialMechanismWhere's order). The order is strict, so the
+// pops come in one order whatever the heap's layout. It allocates only to
+// grow idx.
 type evalHeap struct {
 	v   []float64
 	idx []int
 }
 
 func (h *evalHeap) Len() int { return len(h.idx) }
-func (h *evalHeap) Less(a, b int) bool {
-	va, vb := h.v[h.idx[a]], h.v[h.idx[b]]
-	if va != vb {
+
+// above reports whether index a comes before index b.
+func (h *evalHeap) above(a, b int) bool {
+	if va, vb := h.v[a], h.v[b]; va != vb {
 		return va > vb
 	}
-	return h.idx[a] < h.idx[b]
+	return a < b
 }
-func (h *evalHeap) Swap(a, b int) { h.idx[a], h.idx[b] = h.idx[b], h.idx[a] }
-func (h *evalHeap) Push(x any)    { h.idx = append(h.idx, x.(int)) }
-func (h *evalHeap) Pop() any {
-	i := h.idx[len(h.idx)-1]
-	h.idx = h.idx[:len(h.idx)-1]
+
+func (h *evalHeap) top() int { return h.idx[0] }
+
+func (h *evalHeap) init() {
+	for k := len(h.idx)/2 - 1; k >= 0; k-- {
+		h.down(k)
+	}
+}
+
+func (h *evalHeap) push(i int) {
+	h.idx = append(h.idx, i)
+	for k := len(h.idx) - 1; k > 0; {
+		parent := (k - 1) / 2
+		if !h.above(h.idx[k], h.idx[parent]) {
+			break
+		}
+		h.idx[k], h.idx[parent] = h.idx[parent], h.idx[k]
+		k = parent
+	}
+}
+
+func (h *evalHeap) pop() int {
+	i := h.idx[0]
+	last := len(h.idx) - 1
+	h.idx[0] = h.idx[last]
+	h.idx = h.idx[:last]
+	h.down(0)
 	return i
 }
-func (h *evalHeap) top() int { return h.idx[0] }
+
+func (h *evalHeap) down(k int) {
+	for {
+		c := 2*k + 1
+		if c >= len(h.idx) {
+			return
+		}
+		if r := c + 1; r < len(h.idx) && h.above(h.idx[r], h.idx[c]) {
+			c = r
+		}
+		if !h.above(h.idx[c], h.idx[k]) {
+			return
+		}
+		h.idx[k], h.idx[c] = h.idx[c], h.idx[k]
+		k = c
+	}
+}

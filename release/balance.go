@@ -380,34 +380,9 @@ func (c *candidates) exact() (up, down []int) {
 }
 
 // selectKeys reorders c so that its first k elements have the k smallest
-// keys (in no particular order): quickselect. The keys hold no NaN.
+// keys (in no particular order). The keys hold no NaN.
 func selectKeys(c []candKey, k int) {
-	lo, hi := 0, len(c)-1
-	for lo < hi {
-		p := c[(lo+hi)/2].key
-		i, j := lo, hi
-		for i <= j {
-			for c[i].key < p {
-				i++
-			}
-			for c[j].key > p {
-				j--
-			}
-			if i <= j {
-				c[i], c[j] = c[j], c[i]
-				i++
-				j--
-			}
-		}
-		switch {
-		case k-1 <= j:
-			hi = j
-		case k-1 >= i:
-			lo = i
-		default:
-			return
-		}
-	}
+	quickselect(c, k, func(c candKey) float64 { return c.key })
 }
 
 func cmpf(a, b float64) int {
@@ -421,21 +396,26 @@ func cmpf(a, b float64) int {
 }
 
 // topK reorders idx so that its first k elements have the k smallest keys
-// (in no particular order): quickselect, O(len(idx)) on average.
-func topK(idx []int, k int, key func(int) float64) {
-	lo, hi := 0, len(idx)-1
+// (in no particular order).
+func topK(idx []int, k int, key func(int) float64) { quickselect(idx, k, key) }
+
+// quickselect reorders s so that its first k elements have the k smallest
+// keys (in no particular order): Hoare's partition around the middle
+// element, O(len(s)) on average.
+func quickselect[E any](s []E, k int, key func(E) float64) {
+	lo, hi := 0, len(s)-1
 	for lo < hi {
-		p := key(idx[(lo+hi)/2])
+		p := key(s[(lo+hi)/2])
 		i, j := lo, hi
 		for i <= j {
-			for key(idx[i]) < p {
+			for key(s[i]) < p {
 				i++
 			}
-			for key(idx[j]) > p {
+			for key(s[j]) > p {
 				j--
 			}
 			if i <= j {
-				idx[i], idx[j] = idx[j], idx[i]
+				s[i], s[j] = s[j], s[i]
 				i++
 				j--
 			}

@@ -108,7 +108,8 @@ type rounds struct {
 	scoresAll []float64   // the candidates' scores, then the coarse pairs' (those computed on this model)
 	upper     []float64   // bounds on scoresAll (bounds)
 	evaluated []bool      // the candidate's score is computed on this model
-	tot, full []float64   // each candidate's table total, inside its support and in all
+	tot       []float64   // each candidate's table total inside its support
+	records   float64     // every table's total: the records counted
 	outs      [][]float64 // evaluate's Marginals outputs (nil: not asked for)
 	todo, sub []int       // evaluate's and choose's scratch
 	lazy      privacy.LazySelection
@@ -177,15 +178,17 @@ func (s *Project) newRounds(p *Problem, plan *Plan, fit *factoredFit, tabs [][]i
 		}
 		r.scan.eff, r.scan.mask = supportCells(sizes, fp.cands, support)
 	}
-	r.tot, r.full = make([]float64, len(fp.cands)), make([]float64, len(fp.cands))
+	r.tot = make([]float64, len(fp.cands))
 	for i, tab := range tabs {
 		mk := r.scan.maskOf(i)
 		for k, v := range tab {
-			r.full[i] += float64(v)
 			if mk == nil || mk[k>>6]&(1<<(k&63)) != 0 {
 				r.tot[i] += float64(v)
 			}
 		}
+	}
+	for _, v := range tabs[0] {
+		r.records += float64(v)
 	}
 	// Candidates inside a set measured in full are left out (covered):
 	// their tables are already measured, so their scores only restate the

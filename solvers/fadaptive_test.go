@@ -160,34 +160,15 @@ func TestRoundsSteps(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
-			p, _ := factoredProblem(t, fx, c.eps, 5, 64<<10)
-			p.Neighbours = c.nb
-			plan, err := c.s.Plan(&p.Shape)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fp := plan.factored
+			p, plan, fit, r := startRounds(t, fx, c.s, c.nb, c.eps)
+			fp, nHat := plan.factored, r.nHat
 			if !fp.adaptive || fp.batch != c.batch {
 				t.Fatalf("plan: adaptive %v batch %d, want adaptive, batch %d", fp.adaptive, fp.batch, c.batch)
 			}
-			fit := newFactoredFit(&model.Settings{})
-			defer fit.close()
-			tabs, err := p.Data.Marginals(ctx, fp.cands)
-			if err != nil {
-				t.Fatal(err)
+			if d := fx.dom.Len(); len(r.measured) != d || len(fit.meas) != d {
+				t.Fatalf("measureOneWays: %d sets measured, %d fitted, want %d", len(r.measured), len(fit.meas), d)
 			}
-			nHat, measured, err := c.s.measureOneWays(ctx, p, plan, fit, tabs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d := fx.dom.Len(); len(measured) != d || len(fit.meas) != d {
-				t.Fatalf("measureOneWays: %d sets measured, %d fitted, want %d", len(measured), len(fit.meas), d)
-			}
-			r, err := c.s.newRounds(p, plan, fit, tabs, nHat, measured)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.team.Close()
+			var err error
 			res, start := &Result{Plan: plan}, time.Now()
 			for final := false; !final; r.fits++ {
 				if r.fits > 1000 {
@@ -280,28 +261,8 @@ func TestRoundsChooseLazy(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
-			p, _ := factoredProblem(t, fx, c.eps, 5, 64<<10)
-			p.Neighbours = c.nb
-			plan, err := c.s.Plan(&p.Shape)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fp := plan.factored
-			fit := newFactoredFit(&model.Settings{})
-			defer fit.close()
-			tabs, err := p.Data.Marginals(ctx, fp.cands)
-			if err != nil {
-				t.Fatal(err)
-			}
-			nHat, measured, err := c.s.measureOneWays(ctx, p, plan, fit, tabs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := c.s.newRounds(p, plan, fit, tabs, nHat, measured)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.team.Close()
+			p, plan, fit, r := startRounds(t, fx, c.s, c.nb, c.eps)
+			var err error
 			res, start := &Result{Plan: plan}, time.Now()
 			for final := false; !final; r.fits++ {
 				if final, err = r.score(ctx, fit); err != nil {
@@ -362,4 +323,35 @@ func checkChoose(t *testing.T, r *rounds, p *Problem, m *model.Model, seed uint6
 			t.Errorf("fit %d: choose() = %d, want %d (the exponential mechanism on every score)", r.fits, got, want)
 		}
 	}
+}
+
+// startRounds plans s's release of fx at eps under nb (seed 5, a 64 KiB
+// cap), measures the one-way tables and sets up the rounds, as
+// solveFactored does before its loop; the fit and the rounds' team close
+// with the test.
+func startRounds(t *testing.T, fx *fixture, s *Project, nb Neighbours, eps float64) (*Problem, *Plan, *factoredFit, *rounds) {
+	t.Helper()
+	ctx := context.Background()
+	p, _ := factoredProblem(t, fx, eps, 5, 64<<10)
+	p.Neighbours = nb
+	plan, err := s.Plan(&p.Shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fit := newFactoredFit(&model.Settings{})
+	t.Cleanup(fit.close)
+	tabs, err := p.Data.Marginals(ctx, plan.factored.cands)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nHat, measured, err := s.measureOneWays(ctx, p, plan, fit, tabs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.newRounds(p, plan, fit, tabs, nHat, measured)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.team.Close)
+	return p, plan, fit, r
 }

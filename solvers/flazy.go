@@ -41,7 +41,7 @@ func (r *rounds) bounds(mass float64) {
 	}
 	for q := range r.coarse {
 		k := &r.coarse[q]
-		r.upper[L+q] = r.fp.weights[k.base] * ((r.full[k.base]+n)*(1+lazyBoundSlack) - math.Sqrt(2/math.Pi)*r.sigma*float64(k.groups()))
+		r.upper[L+q] = r.fp.weights[k.base] * ((r.records+n)*(1+lazyBoundSlack) - math.Sqrt(2/math.Pi)*r.sigma*float64(k.groups()))
 	}
 }
 
