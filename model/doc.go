@@ -22,7 +22,10 @@
 // a list of sets at once: each list's plans (covering cliques, elimination
 // orders) are compiled once and cached, the conditionals that cross-clique
 // sets read are computed once per call, and the sets or cliques are split
-// over the workers; they give the same bits as the one-set calls. Sample
+// over the workers; they give the same bits as the one-set calls. Drift
+// bounds how far any marginal moved between two calibrations on one tree
+// from the cliques' beliefs alone, so that a caller can skip recomputing the
+// marginals that cannot have moved enough to matter. Sample
 // draws rows along the tree with controlled (systematic) rounding or
 // independently, streaming in batches.
 //

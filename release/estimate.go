@@ -211,8 +211,10 @@ func (e *Estimate) addPlan(p *solvers.Plan) {
 		e.sum()
 		return
 	}
-	// The fit holds the model and a trial copy, and SURE a shadow pair.
-	e.Parts = append(e.Parts, EstimatePart{what + ", ×4 (model, trial, SURE shadow pair)", satMul(float64(mb), 4)})
+	// The fit holds the model and a trial copy, and SURE a shadow pair;
+	// the adaptive rounds (no SURE) hold a copy of the model's beliefs
+	// instead, half a model (Drift).
+	e.Parts = append(e.Parts, EstimatePart{what + ", ×4 (model, trial, SURE shadow pair or the rounds' copy of the beliefs)", satMul(float64(mb), 4)})
 	if c := p.Params["candidate_cells"]; c > 0 {
 		e.Parts = append(e.Parts, EstimatePart{"candidate count tables and the model's marginals", satMul(c, 16)})
 	}

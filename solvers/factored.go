@@ -565,6 +565,7 @@ type candScan struct {
 	bufs    [][]float64
 	active  [][]float64 // bufs[i] for a candidate in the running, else nil
 	scores  []float64
+	l1      []float64 // each scored candidate's L1 distance
 	weights []float64
 	nHat    float64
 
@@ -579,7 +580,7 @@ type candScan struct {
 }
 
 func newCandScan(cands [][]int, tabs [][]int64, bufs, active [][]float64, scores, weights []float64, nHat float64) *candScan {
-	j := &candScan{cands: cands, tabs: tabs, bufs: bufs, active: active, scores: scores, weights: weights, nHat: nHat, off: make([]int, len(cands)+1)}
+	j := &candScan{cands: cands, tabs: tabs, bufs: bufs, active: active, scores: scores, l1: make([]float64, len(cands)), weights: weights, nHat: nHat, off: make([]int, len(cands)+1)}
 	for i := range cands {
 		j.off[i+1] = j.off[i] + len(tabs[i])
 	}
@@ -621,6 +622,7 @@ func (j *candScan) scoreOne(i int) {
 		cells = j.eff[i]
 	}
 	bias := math.Sqrt(2/math.Pi) * j.sigma * cells
+	j.l1[i] = l1
 	j.scores[i] = j.weights[i] * (l1 - bias)
 }
 

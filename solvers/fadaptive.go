@@ -107,6 +107,9 @@ type rounds struct {
 	coarse    []coarsePair
 	scoresAll []float64   // the candidates' scores, then the coarse pairs' (those computed on this model)
 	upper     []float64   // bounds on scoresAll (bounds)
+	l1ub      []float64   // bounds on the L1 distances of scoresAll on this model (bounds, evaluate, drifted)
+	drift     model.Drift // how far the last fit moved the model
+	before    []float64   // the model's beliefs before the last fit (fitBatch)
 	evaluated []bool      // the candidate's score is computed on this model
 	tot       []float64   // each candidate's table total inside its support
 	records   float64     // every table's total: the records counted
@@ -158,6 +161,10 @@ func (s *Project) newRounds(p *Problem, plan *Plan, fit *factoredFit, tabs [][]i
 	}
 	r.scoresAll = make([]float64, len(fp.cands)+len(r.coarse))
 	r.upper = make([]float64, len(r.scoresAll))
+	r.l1ub = make([]float64, len(r.scoresAll))
+	for i := range r.l1ub {
+		r.l1ub[i] = math.Inf(1)
+	}
 	r.evaluated = make([]bool, len(fp.cands))
 	r.outs = make([][]float64, len(fp.cands))
 	scores := r.scoresAll[:len(fp.cands)]
@@ -351,7 +358,14 @@ func (r *rounds) fitBatch(ctx context.Context, fit *factoredFit, t *model.Tree, 
 	if final && s.FitIters > 0 {
 		iters = s.FitIters
 	}
-	return fit.run(ctx, iters, s.fitTol())
+	// The model on the new tree before the fit is the one the batch was
+	// selected from (the new measurements' potentials are 0).
+	r.before = fit.cur.BeliefsTo(r.before[:0])
+	if err := fit.run(ctx, iters, s.fitTol()); err != nil {
+		return err
+	}
+	r.drifted(fit.cur)
+	return nil
 }
 
 // afterFit records the batch after its fit: a trace step (and a debugRound

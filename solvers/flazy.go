@@ -37,13 +37,43 @@ func (r *rounds) bounds(mass float64) {
 		if r.scan.eff != nil {
 			cells = r.scan.eff[i]
 		}
-		r.upper[i] = r.fp.weights[i] * ((r.tot[i]+n)*(1+lazyBoundSlack) - math.Sqrt(2/math.Pi)*r.sigma*cells)
+		r.l1ub[i] = min(r.l1ub[i], (r.tot[i]+n)*(1+lazyBoundSlack))
+		r.upper[i] = r.fp.weights[i] * (r.l1ub[i] - math.Sqrt(2/math.Pi)*r.sigma*cells)
 	}
 	for q := range r.coarse {
 		k := &r.coarse[q]
-		r.upper[L+q] = r.fp.weights[k.base] * ((r.records+n)*(1+lazyBoundSlack) - math.Sqrt(2/math.Pi)*r.sigma*float64(k.groups()))
+		r.l1ub[L+q] = min(r.l1ub[L+q], (r.records+n)*(1+lazyBoundSlack))
+		r.upper[L+q] = r.fp.weights[k.base] * (r.l1ub[L+q] - math.Sqrt(2/math.Pi)*r.sigma*float64(k.groups()))
 	}
 }
+
+// drifted carries the L1 bounds over a fit that moved the model to m: a
+// candidate's L1 distance ‖t − n̂·p‖₁ moves by at most |n̂| times the L1
+// distance between its marginals before and after, which model.Drift
+// bounds from the cliques' beliefs; the rounding of both sums is covered
+// by the relative and absolute slack. A coarse pair's distance over groups
+// moves by no more than its candidate's marginal.
+func (r *rounds) drifted(m *model.Model) {
+	r.drift.Measure(r.before, m)
+	L := len(r.fp.cands)
+	n := math.Abs(r.nHat)
+	for i, c := range r.fp.cands {
+		if math.IsInf(r.l1ub[i], 1) {
+			continue
+		}
+		r.l1ub[i] = (r.l1ub[i]+n*r.drift.Bound(c))*(1+lazyBoundSlack) + n*driftSlack
+	}
+	for q := range r.coarse {
+		if i := L + q; !math.IsInf(r.l1ub[i], 1) {
+			r.l1ub[i] = (r.l1ub[i]+n*r.drift.Bound(r.fp.cands[r.coarse[q].base]))*(1+lazyBoundSlack) + n*driftSlack
+		}
+	}
+}
+
+// driftSlack is the absolute slack of a carried bound, as a share of n̂:
+// the marginals and beliefs of the two models are sums of up to 10^7
+// rounded terms each.
+const driftSlack = 1e-9
 
 // modelMass is the model's total probability (1 up to rounding), read off
 // its smallest one-way marginal.
@@ -101,7 +131,9 @@ func (r *rounds) evaluate(m *model.Model, idx []int) {
 		r.evaluated[i] = true
 		if r.active[i] == nil || r.evalErr != nil {
 			r.scoresAll[i] = math.Inf(-1)
+			continue
 		}
+		r.l1ub[i] = r.scan.l1[i]
 	}
 	for _, i := range idx {
 		if i < L {
@@ -114,6 +146,7 @@ func (r *rounds) evaluate(m *model.Model, idx []int) {
 		}
 		var l1 float64
 		l1, r.gscratch = k.l1(r.tabs[k.base], r.bufs[k.base], r.nHat, r.gscratch)
+		r.l1ub[i] = l1
 		r.scoresAll[i] = r.fp.weights[k.base] * (l1 - math.Sqrt(2/math.Pi)*r.sigma*float64(k.groups()))
 	}
 }
