@@ -52,7 +52,7 @@ func TestEvidenceProject(t *testing.T) {
 					d := make([]float64, op.K())
 					_ = d
 					best, bestIt, bestLoss := 1.0, 0, 0.0
-					s.fitTrace = func(it int, loss float64, d []float64) {
+					setVariant(t, &experiment{fitTrace: func(it int, loss float64, d []float64) {
 						if it%5 == 0 {
 							mx, mean := fx.maxError(t, op, d)
 							if mean < best {
@@ -62,7 +62,7 @@ func TestEvidenceProject(t *testing.T) {
 								t.Logf("  it %d loss %.5g max %.4f mean %.3e", it, loss, mx, mean)
 							}
 						}
-					}
+					}})
 					defer func() { t.Logf("  best mean %.3e at it %d, loss %.5g", best, bestIt, bestLoss) }()
 				}
 				if *evAR {

@@ -1,16 +1,42 @@
 package solvers
 
-// experimentHook, when not nil, sets the experimental fields of every new
-// Project. Only the evidence build sets it (experiment_evidence.go, build tag
-// evidence: SYNTH_EXPERIMENT), so that a variant of the rules can run through
-// the whole release and `synth bench` on the accuracy suite; in every other
-// build it is nil and the rules are the documented ones.
-var experimentHook func(*Project)
+// variant is the evidence harness's override of the factored rules (and
+// of the fit's trace); nil, its value in every ordinary build, means the
+// documented rules.
+var variant *experiment
+
+// experiment is the evidence harness's override of the factored rules: a
+// field that is set replaces its rule (a zero field leaves the rule as
+// documented), so that a variant of the rules can run through the whole
+// release and `synth bench` on the accuracy suite. nil means the documented
+// rules; only the evidence build (experiment_evidence.go, build tag
+// evidence: SYNTH_EXPERIMENT) and the tests (setVariant), the evidence
+// tests among them, set it.
+type experiment struct {
+	fitTrace  func(int, float64, []float64) // called after each step
+	selShare  float64                       // share of a round's ρ on the selection (0: the rule's, selectShare)
+	anneal    float64                       // annealing allowance factor (0: 1)
+	pairsMode bool                          // measure the order below the workload's, fit the sets that fit
+	supportK  float64                       // κ of the effective supports (0: the rule's; negative: off)
+	oneAlloc  float64                       // one-way σ_a ∝ cells_a^(−oneAlloc) (0: oneWayPower; negative: equal σ)
+	oneScale  float64                       // the one-way tables' ρ times this (0: the rule's, oneWayScale)
+	coarse    float64                       // coarse pairs' share (0: the rule's, coarseShare; negative: off)
+	perAttr   int                           // nominal rounds per attribute (0: tunedRounds)
+	adaptive  bool                          // the adaptive rounds even where the measured sets fit one tree
+	smoothMax int                           // one-way smoothing's largest half-width (0: 4; negative: off)
+	capBytes  uint64                        // the factored model's cap (0: the shape's)
+}
+
+// projectSettings, when not nil, sets exported settings of every new
+// Project (Rounds, RoundIters, Orders, Threshold): only the evidence build
+// sets it (SYNTH_EXPERIMENT's keys rounds, riters, order and threshold); in
+// every other build it is nil and New returns the default settings.
+var projectSettings func(*Project)
 
 func newProject(s Setting) Solver {
 	p := &Project{Setting: s}
-	if experimentHook != nil {
-		experimentHook(p)
+	if projectSettings != nil {
+		projectSettings(p)
 	}
 	return p
 }

@@ -120,15 +120,20 @@ func (s *Project) planFactored(sh *Shape, plan *Plan, rho float64) error {
 	if top == 0 {
 		return fmt.Errorf("solvers: project: the workload has no queries")
 	}
+	// The evidence harness's overrides (none: the rules below).
+	var ex experiment
+	if variant != nil {
+		ex = *variant
+	}
 	capB := sh.maxModelBytes()
-	if s.capBytes > 0 {
-		capB = s.capBytes
+	if ex.capBytes > 0 {
+		capB = ex.capBytes
 	}
 	fp := &factoredPlan{sens2: marginalSens2(sh), cap: capB}
 	plan.factored = fp
 	plan.Params["max_model_bytes"] = float64(capB)
 	// Non-adaptive when the tuned rule's sets fit one tree.
-	if s.Setting == Tuned && !s.adaptive {
+	if s.Setting == Tuned && !ex.adaptive {
 		orders := s.Orders
 		if orders == nil {
 			orders = []int{max(top-1, 1), top}
@@ -151,7 +156,7 @@ func (s *Project) planFactored(sh *Shape, plan *Plan, rho float64) error {
 	// Measure every set of the order below the workload's, then fit the
 	// model on the ones that fit the cap, chosen from the noisy tables
 	// (post-processing).
-	if s.Setting == Tuned && !s.adaptive && (s.pairsMode || s.smallData(sh, top, rho)) {
+	if s.Setting == Tuned && !ex.adaptive && (ex.pairsMode || s.smallData(sh, top, rho)) {
 		s.measureAll(plan, w, downwardClosure(w, max(top-1, 1)), fp.sens2, rho)
 		fp.selectSets = true
 		// The chosen sets' model stays small: the fit's cost follows it,
@@ -163,8 +168,8 @@ func (s *Project) planFactored(sh *Shape, plan *Plan, rho float64) error {
 	fp.adaptive = true
 	d := dom.Len()
 	fp.rounds = s.Rounds
-	if fp.rounds <= 0 && s.perAttr > 0 {
-		fp.rounds = s.perAttr * d
+	if fp.rounds <= 0 && ex.perAttr > 0 {
+		fp.rounds = ex.perAttr * d
 	}
 	if fp.rounds <= 0 {
 		fp.rounds = tunedRounds(d, rho)
@@ -202,17 +207,17 @@ func (s *Project) planFactored(sh *Shape, plan *Plan, rho float64) error {
 	// Every one-way table, then rounds: each round's selection gets
 	// selectShare of ρ/rounds (AIM's 0.1, or 0.15) and its measurement the rest.
 	perRound := rho / float64(fp.rounds)
-	fp.sigmaR = privacy.CalibrateGaussian((1-s.selectShare(rho))*perRound, 1, math.Sqrt(fp.sens2))
+	fp.sigmaR = privacy.CalibrateGaussian((1-selectShare(rho))*perRound, 1, math.Sqrt(fp.sens2))
 	// The one-way tables together cost what d rounds' measurements would,
 	// split so that σ_a ∝ cells_a^(−p) (p = oneWayPower): an attribute's
 	// table adds about √(2/π)·σ_a·cells_a to the L1 error of every
 	// marginal holding it, so the larger tables get the smaller noise.
 	sig := make([]float64, d)
 	target := float64(d) * privacy.GaussianCost(math.Sqrt(fp.sens2), fp.sigmaR).Rho
-	target *= s.oneWayScale(rho)
+	target *= oneWayScale(rho)
 	inv2 := 0.0
 	for a := range d {
-		sig[a] = math.Pow(float64(dom.Sizes()[a]), -s.oneWayPower())
+		sig[a] = math.Pow(float64(dom.Sizes()[a]), -oneWayPower())
 		inv2 += 1 / (sig[a] * sig[a])
 	}
 	scale := math.Sqrt(fp.sens2*inv2/(2*target)) * (1 + 1e-9) // Σ_a sens2/(2σ_a²) = target
@@ -238,7 +243,7 @@ func (s *Project) planFactored(sh *Shape, plan *Plan, rho float64) error {
 		})
 	}
 	coarseNote := ""
-	if s.coarseShare(rho) > 0 {
+	if coarseShare(rho) > 0 {
 		coarseNote = " and coarse variants of the pairs with a large attribute"
 	}
 	plan.Charges = append(plan.Charges, privacy.Charge{
@@ -297,10 +302,11 @@ const maxFits = 64
 // much (docs/BENCHMARKS.md "Wide tables"). It reads only public quantities.
 func batchSize(rounds int) int { return max(1, (rounds+maxFits-1)/maxFits) }
 
-// annealFactor scales the annealing test's noise allowance (experiments).
-func (s *Project) annealFactor() float64 {
-	if s.anneal > 0 {
-		return s.anneal
+// annealFactor scales the annealing test's noise allowance: 1 (the
+// evidence harness may set another).
+func annealFactor() float64 {
+	if v := variant; v != nil && v.anneal > 0 {
+		return v.anneal
 	}
 	return 1
 }
@@ -316,9 +322,9 @@ func (s *Project) annealFactor() float64 {
 // the supports collapse (capital-loss to one value at ε = 0.1), the rounds
 // pick tables that only restate one-way facts, and the model grows: off
 // (docs/BENCHMARKS.md). It reads only public quantities.
-func (s *Project) supportSigmas(rho float64) float64 {
-	if s.supportK != 0 {
-		return max(s.supportK, 0)
+func supportSigmas(rho float64) float64 {
+	if v := variant; v != nil && v.supportK != 0 {
+		return max(v.supportK, 0)
 	}
 	if rho >= supportRho {
 		return 3
@@ -335,9 +341,9 @@ func (s *Project) supportSigmas(rho float64) float64 {
 // fail by luck either way), with ADULT's and titanic's max error 0.88–1.00×
 // at every ε (docs/BENCHMARKS.md "The accuracy suite").
 // It reads only public quantities.
-func (s *Project) oneWayPower() float64 {
-	if s.oneAlloc != 0 {
-		return max(s.oneAlloc, 0)
+func oneWayPower() float64 {
+	if v := variant; v != nil && v.oneAlloc != 0 {
+		return max(v.oneAlloc, 0)
 	}
 	return 1.0 / 3
 }
@@ -353,9 +359,9 @@ const aimSelectShare = 0.1
 // seeds at ε = 0.5 the max error fell 8% for 1% of L1, at ε = 1 the max error
 // fell and L1 held, at ε = 0.1 both rose (docs/BENCHMARKS.md). It reads only
 // public quantities.
-func (s *Project) selectShare(rho float64) float64 {
-	if s.selShare > 0 {
-		return s.selShare
+func selectShare(rho float64) float64 {
+	if v := variant; v != nil && v.selShare > 0 {
+		return v.selShare
 	}
 	if rho >= supportRho {
 		return 0.15
@@ -372,9 +378,9 @@ func midBudget(rho float64) bool { return rho >= supportRho && rho < fourRoundsR
 // the middle regime, where the rounds' measurements are worth more than the
 // one-way tables' last fifth; 1 elsewhere (0.8 was worse at ε = 0.1 and 1;
 // docs/BENCHMARKS.md). It reads only public quantities.
-func (s *Project) oneWayScale(rho float64) float64 {
-	if s.oneScale > 0 {
-		return s.oneScale
+func oneWayScale(rho float64) float64 {
+	if v := variant; v != nil && v.oneScale > 0 {
+		return v.oneScale
 	}
 	if midBudget(rho) {
 		return 0.8
@@ -387,9 +393,9 @@ func (s *Project) oneWayScale(rho float64) float64 {
 // 0.02 in the middle regime, off elsewhere (at ε = 1 they grow the model
 // and slow the release 3×; at ε = 0.1 they cost L1). It reads only public
 // quantities.
-func (s *Project) coarseShare(rho float64) float64 {
-	if s.coarse != 0 {
-		return max(s.coarse, 0)
+func coarseShare(rho float64) float64 {
+	if v := variant; v != nil && v.coarse != 0 {
+		return max(v.coarse, 0)
 	}
 	if midBudget(rho) {
 		return 0.02
@@ -398,9 +404,9 @@ func (s *Project) coarseShare(rho float64) float64 {
 }
 
 // smoothWidth is the largest half-width of the one-way tables' smoothing.
-func (s *Project) smoothWidth() int {
-	if s.smoothMax != 0 {
-		return max(s.smoothMax, 0)
+func smoothWidth() int {
+	if v := variant; v != nil && v.smoothMax != 0 {
+		return max(v.smoothMax, 0)
 	}
 	return 4
 }

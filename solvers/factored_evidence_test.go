@@ -72,7 +72,8 @@ func TestEvidenceFactored(t *testing.T) {
 	var measuredSets [][]int
 	debugMeasured = func(m [][]int) { measuredSets = m }
 	start := time.Now()
-	s := &Project{Rounds: *evFRounds, FitIters: *evFFitIters, RoundIters: *evFIters, selShare: *evFShare, pairsMode: *evFPairs, anneal: *evFAnneal, oneAlloc: *evFAlloc, supportK: *evFSupport, oneScale: *evFOneScale, coarse: *evFCoarse, smoothMax: *evFSmooth}
+	s := &Project{Rounds: *evFRounds, FitIters: *evFFitIters, RoundIters: *evFIters}
+	setVariant(t, &experiment{selShare: *evFShare, pairsMode: *evFPairs, anneal: *evFAnneal, oneAlloc: *evFAlloc, supportK: *evFSupport, oneScale: *evFOneScale, coarse: *evFCoarse, smoothMax: *evFSmooth})
 	sh := Shape{Neighbours: ReplaceOne, Budget: privacy.Budget{Eps: *evFEps, Delta: 1e-9}, N: int(counts.Total()), Workload: wl, Model: Factored, MaxModelBytes: *evFCap}
 	if *evFAR {
 		sh.Neighbours = AddRemove

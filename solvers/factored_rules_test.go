@@ -77,7 +77,6 @@ func TestSmoothTriPreservesConstants(t *testing.T) {
 }
 
 func TestMidBudgetRules(t *testing.T) {
-	s := &Project{}
 	for _, c := range []struct {
 		rho          float64
 		scale, share float64
@@ -88,17 +87,18 @@ func TestMidBudgetRules(t *testing.T) {
 		{5e-3, 1, 0},
 		{0.05, 1, 0},
 	} {
-		if got := s.oneWayScale(c.rho); got != c.scale {
+		if got := oneWayScale(c.rho); got != c.scale {
 			t.Errorf("oneWayScale(%v) = %v, want %v", c.rho, got, c.scale)
 		}
-		if got := s.coarseShare(c.rho); got != c.share {
+		if got := coarseShare(c.rho); got != c.share {
 			t.Errorf("coarseShare(%v) = %v, want %v", c.rho, got, c.share)
 		}
 	}
-	if got := (&Project{coarse: -1}).coarseShare(3e-3); got != 0 {
+	setVariant(t, &experiment{coarse: -1, smoothMax: -1})
+	if got := coarseShare(3e-3); got != 0 {
 		t.Errorf("coarseShare with the experiment switch off = %v, want 0", got)
 	}
-	if got := (&Project{smoothMax: -1}).smoothWidth(); got != 0 {
+	if got := smoothWidth(); got != 0 {
 		t.Errorf("smoothWidth with the experiment switch off = %v, want 0", got)
 	}
 }

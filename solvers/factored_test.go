@@ -205,13 +205,13 @@ func TestSupportMask(t *testing.T) {
 }
 
 func TestSupportSigmasRule(t *testing.T) {
-	s := &Project{}
 	for _, c := range []struct{ rho, want float64 }{{1e-4, 0}, {9.9e-4, 0}, {1e-3, 3}, {0.05, 3}} {
-		if got := s.supportSigmas(c.rho); got != c.want {
+		if got := supportSigmas(c.rho); got != c.want {
 			t.Errorf("supportSigmas(%v) = %v, want %v", c.rho, got, c.want)
 		}
 	}
-	if got := (&Project{supportK: -1}).supportSigmas(1); got != 0 {
+	setVariant(t, &experiment{supportK: -1})
+	if got := supportSigmas(1); got != 0 {
 		t.Errorf("supportSigmas with the experiment switch off = %v, want 0", got)
 	}
 }

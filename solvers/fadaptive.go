@@ -62,7 +62,7 @@ func (s *Project) measureOneWays(ctx context.Context, p *Problem, plan *Plan, fi
 		if err := noisyTable(p, cnt, plan.groups[a].sigma, noisy[a]); err != nil {
 			return 0, nil, err
 		}
-		if hmax := s.smoothWidth(); hmax > 0 {
+		if hmax := smoothWidth(); hmax > 0 {
 			// Post-processing: the moving average SURE prefers (none on
 			// tables without smooth neighbourhoods).
 			h := smoothSURE(noisy[a], plan.groups[a].sigma, hmax)
@@ -151,12 +151,12 @@ func (s *Project) newRounds(p *Problem, plan *Plan, fit *factoredFit, tabs [][]i
 	r.sigma = fp.sigmaR
 	// The rounds' nominal split, as in the plan.
 	perRound := (fp.rho0 + r.rho) / float64(fp.rounds)
-	r.share = s.selectShare(fp.rho0 + fp.rhoLeft)
+	r.share = selectShare(fp.rho0 + fp.rhoLeft)
 	r.eps = privacy.CalibrateExponential(r.share*perRound, 1)
 	r.sens = math.Sqrt(fp.sens2)
 	// The coarse pairs (middle regime) score after the candidates, in the
 	// same slice, so that one draw covers both.
-	if share := s.coarseShare(fp.rho0 + fp.rhoLeft); share > 0 {
+	if share := coarseShare(fp.rho0 + fp.rhoLeft); share > 0 {
 		r.coarse = coarsePairs(sizes, fp.cands, coarseGroups(fit.cur, sizes, share))
 	}
 	r.scoresAll = make([]float64, len(fp.cands)+len(r.coarse))
@@ -177,7 +177,7 @@ func (s *Project) newRounds(p *Problem, plan *Plan, fit *factoredFit, tabs [][]i
 	r.team = par.NewTeam(0)
 	r.scan = newCandScan(fp.cands, tabs, r.bufs, r.active, scores, fp.weights, nHat)
 	r.trees = newTreeSizes(sizes, len(fp.cands))
-	if kappa := s.supportSigmas(fp.rho0 + fp.rhoLeft); kappa > 0 {
+	if kappa := supportSigmas(fp.rho0 + fp.rhoLeft); kappa > 0 {
 		support, err := oneWaySupports(fit.cur, sizes, nHat, kappa, plan.groups)
 		if err != nil {
 			r.team.Close()
@@ -409,7 +409,7 @@ func (r *rounds) afterFit(p *Problem, res *Result, fit *factoredFit, batch []sel
 // measurements barely changed the model, so the rounds spend more each.
 // Never after the final round. The next spend charges the new σ and ε0.
 func (r *rounds) anneal(moved, allow float64, final bool) {
-	if !final && moved <= r.s.annealFactor()*allow {
+	if !final && moved <= annealFactor()*allow {
 		r.sigma /= 2
 		r.eps *= 2
 	}

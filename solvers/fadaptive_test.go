@@ -111,7 +111,7 @@ func TestRoundsSpend(t *testing.T) {
 func TestRoundsAnneal(t *testing.T) {
 	for _, c := range []struct {
 		name          string
-		factor        float64 // Project.anneal (0: 1)
+		factor        float64 // experiment.anneal (0: 1)
 		moved, allow  float64
 		final, halved bool
 	}{
@@ -126,16 +126,19 @@ func TestRoundsAnneal(t *testing.T) {
 		{"factor 2, moved 1.5 of allow", 2, 150, 100, false, true},
 		{"factor 2, moved 2.5 of allow", 2, 250, 100, false, false},
 	} {
-		const sigma, eps = 123.456789, 0.0123456789
-		r := &rounds{s: &Project{anneal: c.factor}, sigma: sigma, eps: eps}
-		r.anneal(c.moved, c.allow, c.final)
-		wantS, wantE := sigma, eps
-		if c.halved {
-			wantS, wantE = sigma/2, eps*2
-		}
-		if r.sigma != wantS || r.eps != wantE {
-			t.Errorf("%s: anneal(%v, %v, %v) = σ %v ε0 %v, want σ %v ε0 %v", c.name, c.moved, c.allow, c.final, r.sigma, r.eps, wantS, wantE)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			setVariant(t, &experiment{anneal: c.factor})
+			const sigma, eps = 123.456789, 0.0123456789
+			r := &rounds{s: &Project{}, sigma: sigma, eps: eps}
+			r.anneal(c.moved, c.allow, c.final)
+			wantS, wantE := sigma, eps
+			if c.halved {
+				wantS, wantE = sigma/2, eps*2
+			}
+			if r.sigma != wantS || r.eps != wantE {
+				t.Errorf("anneal(%v, %v, %v) = σ %v ε0 %v, want σ %v ε0 %v", c.moved, c.allow, c.final, r.sigma, r.eps, wantS, wantE)
+			}
+		})
 	}
 }
 
@@ -148,17 +151,19 @@ func TestRoundsSteps(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		s      *Project
+		v      *experiment // the rules' variant (nil: the rules)
 		nb     Neighbours
 		eps    float64
 		batch  int
 		minFit int
 	}{
-		{"one per fit", &Project{}, ReplaceOne, 1, 1, 2},
-		{"add-remove, middle regime", &Project{}, AddRemove, 0.5, 1, 2},
-		{"batches of 4", &Project{Rounds: 200}, AddRemove, 1, 4, 2},
-		{"annealing factor 3", &Project{anneal: 3}, AddRemove, 1, 1, 2},
+		{"one per fit", &Project{}, nil, ReplaceOne, 1, 1, 2},
+		{"add-remove, middle regime", &Project{}, nil, AddRemove, 0.5, 1, 2},
+		{"batches of 4", &Project{Rounds: 200}, nil, AddRemove, 1, 4, 2},
+		{"annealing factor 3", &Project{}, &experiment{anneal: 3}, AddRemove, 1, 1, 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			setVariant(t, c.v)
 			ctx := context.Background()
 			p, plan, fit, r := startRounds(t, fx, c.s, c.nb, c.eps)
 			fp, nHat := plan.factored, r.nHat
@@ -224,7 +229,7 @@ func TestRoundsSteps(t *testing.T) {
 					t.Errorf("fit %d: afterFit() = round %d, %d trace steps, want %d and %d", r.fits, r.round, len(res.Trace), round+len(batch), nTrace+len(batch))
 				}
 				wantS, wantE := sigma, eps
-				if !final && moved <= c.s.annealFactor()*allow {
+				if !final && moved <= annealFactor()*allow {
 					wantS, wantE = sigma/2, eps*2
 				}
 				if r.sigma != wantS || r.eps != wantE {

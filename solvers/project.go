@@ -69,19 +69,6 @@ type Project struct {
 	// after the last measurement fit its noise (2,000 gave a larger average
 	// L1 error on full ADULT at every ε; docs/BENCHMARKS.md).
 	Rounds, RoundIters int
-
-	fitTrace  func(int, float64, []float64) // experiments: called after each step
-	selShare  float64                       // experiments: share of a round's ρ on the selection (0: 0.1)
-	anneal    float64                       // experiments: annealing allowance factor (0: 1)
-	pairsMode bool                          // experiments: measure the order below the workload's, fit the sets that fit
-	supportK  float64                       // experiments: κ of the effective supports (0: the rule's; negative: off)
-	oneAlloc  float64                       // experiments: one-way σ_a ∝ cells_a^(−oneAlloc) (0: oneWayPower; negative: equal σ)
-	oneScale  float64                       // experiments: the one-way tables' ρ times this (0: the rule's, oneWayScale)
-	coarse    float64                       // experiments: coarse pairs' share (0: the rule's, coarseShare; negative: off)
-	perAttr   int                           // experiments: nominal rounds per attribute (0: tunedRounds)
-	adaptive  bool                          // experiments: the adaptive rounds even where the measured sets fit one tree
-	smoothMax int                           // experiments: one-way smoothing's largest half-width (0: 4; negative: off)
-	capBytes  uint64                        // experiments: the factored model's cap (0: the shape's)
 }
 
 func init() {
@@ -306,7 +293,9 @@ func (s *Project) Solve(ctx context.Context, p *Problem) (*Result, error) {
 	defer team.Close()
 	fit := newLSFit(ms.op, ms.y, ms.w, team)
 	fit.start(nil)
-	fit.trace = s.fitTrace
+	if v := variant; v != nil {
+		fit.trace = v.fitTrace
+	}
 	if s.Setting == Tuned && !s.Converge {
 		// The probe is public randomness: SURE reads only the noisy
 		// measurements, so the stopping choice is post-processing.
