@@ -57,8 +57,11 @@ type batch struct {
 	lastUse  uint64
 	// The pairs (and triples with a covered pair) no clique covers, by the
 	// attribute carried (pairs.go).
-	pairs     []pairPlan
-	pairArena [][]float64
+	pairs       []pairPlan
+	pairArena   [][]float64
+	condAt      uint64       // the model's beliefsAt when cond was computed (0: never)
+	carryOf     []int32      // each set's carry (index into pairs), −1 for none: CarryGroups
+	carryGroups []CarryGroup // each carry's sets and costs: CarryGroups
 	// The sets and the carry plans by decreasing cost (compiled once), and
 	// a pass's units in that order: the workers take them one at a time,
 	// the largest first (unitQueue).
@@ -180,8 +183,10 @@ func (m *Model) Marginals(sets [][]int, outs [][]float64) error {
 			panic(fmt.Sprintf("model: Marginals on set %s with %d cells of output, want %d", fmtSet(sets[i]), len(out), b.cells[i]))
 		}
 	}
-	// The conditionals, split over the workers by cells.
-	if len(b.condCl) > 0 {
+	// The conditionals, split over the workers by cells, once per
+	// calibration: a caller that asks for a few sets at a time (the lazy
+	// selection) does not pay for them again.
+	if len(b.condCl) > 0 && b.condAt != m.beliefsAt {
 		b.off = b.off[:0]
 		tot := 0
 		for _, c := range b.condCl {
@@ -189,6 +194,9 @@ func (m *Model) Marginals(sets [][]int, outs [][]float64) error {
 			tot += m.t.cells[c]
 		}
 		m.runConds(b, tot)
+		if !m.interrupted() {
+			b.condAt = m.beliefsAt
+		}
 	}
 	// Large in-clique sums run one at a time, each split over the workers
 	// as Marginal does; the other sets go to the workers one at a time,
@@ -240,6 +248,46 @@ func (m *Model) Unanswerable(sets [][]int) []int {
 	out := slices.Clone(b.failed)
 	slices.Sort(out)
 	return out
+}
+
+// CarryGroup is a set of sets whose marginals one attribute's carry
+// through the tree reads (pairs.go), with the carry's cost in table cells
+// touched: Pass for the carry alone (what a Marginals call asking for any
+// one of them pays), Whole with every set's read-out too.
+type CarryGroup struct {
+	Sets        []int // indices into the list of sets
+	Pass, Whole float64
+}
+
+// CarryGroups returns, for a list of sets, each set's carry group (an
+// index into groups; −1 for a set covered by a clique or eliminated on its
+// own) and the groups. A Marginals call that asks for a set of a group pays
+// for the group's pass; a caller that asks for a few marginals at a time
+// can ask for a group whole once the passes it has paid for reach the
+// whole group's cost, so that no carry costs much more than twice what
+// was needed. The slices are the model's: do not modify them. It compiles
+// the list if Marginals has not.
+func (m *Model) CarryGroups(sets [][]int) (of []int32, groups []CarryGroup) {
+	b := m.batchFor(sets)
+	if b.carryOf == nil {
+		b.carryOf = make([]int32, len(b.sets))
+		for k := range b.carryOf {
+			b.carryOf[k] = -1
+		}
+		b.carryGroups = make([]CarryGroup, len(b.pairs))
+		for g := range b.pairs {
+			pp := &b.pairs[g]
+			reads := 0
+			for i := range pp.steps {
+				reads += pp.steps[i].cells * len(pp.steps[i].outputs)
+			}
+			b.carryGroups[g] = CarryGroup{Sets: pp.sets, Pass: float64(max(pp.cost-reads, 1)), Whole: float64(pp.cost)}
+			for _, k := range pp.sets {
+				b.carryOf[k] = int32(g)
+			}
+		}
+	}
+	return b.carryOf, b.carryGroups
 }
 
 // runConds runs the conditionals' pass of b over the workers, or on the

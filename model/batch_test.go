@@ -529,3 +529,52 @@ func TestMarginalsInterrupted(t *testing.T) {
 		m.Close()
 	}
 }
+
+// TestCarryGroupsPartial checks CarryGroups on every shape: each carried
+// set is in its group, the costs are positive with the pass no more than
+// the whole, and asking Marginals for one set of a group at a time (the
+// lazy selection's pattern, with the conditionals computed once per
+// calibration) gives every set the bits of the whole call.
+func TestCarryGroupsPartial(t *testing.T) {
+	carried := 0
+	for _, sh := range shapes() {
+		t.Run(sh.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(uint64(len(sh.name)), 11))
+			m := randomModel(t, sh, r, 3, &Settings{Workers: 2})
+			defer m.Close()
+			sets := batchSets(m.Tree())
+			whole := newOuts(m.Tree(), sets)
+			if err := m.Marginals(sets, whole); err != nil {
+				t.Fatal(err)
+			}
+			of, groups := m.CarryGroups(sets)
+			if len(of) != len(sets) {
+				t.Fatalf("CarryGroups: %d groups of sets for %d sets", len(of), len(sets))
+			}
+			for i, g := range of {
+				if g < 0 {
+					continue
+				}
+				carried++
+				cg := groups[g]
+				if !slices.Contains(cg.Sets, i) {
+					t.Errorf("set %v: group %d's sets %v do not hold it", sets[i], g, cg.Sets)
+				}
+				if !(cg.Pass > 0 && cg.Pass <= cg.Whole) {
+					t.Errorf("group %d: pass %v, whole %v, want 0 < pass ≤ whole", g, cg.Pass, cg.Whole)
+				}
+				outs := make([][]float64, len(sets))
+				outs[i] = make([]float64, len(whole[i]))
+				if err := m.Marginals(sets, outs); err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(outs[i], whole[i]) {
+					t.Errorf("set %v alone = %v, want the whole call's %v", sets[i], outs[i], whole[i])
+				}
+			}
+		})
+	}
+	if carried == 0 {
+		t.Error("no shape has a carried set: the test checks nothing")
+	}
+}

@@ -31,7 +31,10 @@ import (
 // that one clique covers gets its exact distance from that clique.
 //
 // Bound caches each term it computes until the next Measure; it is not safe
-// for concurrent use.
+// for concurrent use. A reduced term costs a pass over its clique's belief
+// before and after, so their work between two Measures is capped
+// (driftWork); past the cap a term is the whole clique's, which Measure
+// computes for every clique and which is never smaller.
 type Drift struct {
 	t      *Tree
 	m      *Model
@@ -39,8 +42,13 @@ type Drift struct {
 	off    []int     // each clique's start in before
 	top    []int     // per attribute: the first clique in preorder holding it
 	depth  []int
+	full   []uint64 // each clique's attributes as a mask of positions
 	pos    [][]int8 // pos[c][a]: a's position in clique c, −1 if not in it (cliques of up to 64 attributes)
 	cache  map[driftKey]float64
+	node   []float64 // the whole clique's term as the top of a part: ‖p_c − q_c‖₁
+	edge   []float64 // the whole clique's term under its parent: E_{s∼p_sep(c)} ‖p_c(·|s) − q_c(·|s)‖₁
+	work   float64   // clique cells summed by term since Measure
+	budget float64   // the most term may sum: driftWork × the model's cells
 
 	// scratch
 	nodes          []driftNode
@@ -86,11 +94,39 @@ func (d *Drift) Measure(before []float64, m *Model) {
 		d.cache = make(map[driftKey]float64)
 	}
 	clear(d.cache)
-	if d.t == t {
-		return
+	if d.t != t {
+		d.setTree(t)
 	}
+	d.work, d.budget = 0, driftWork*t.total
+	for c := range t.cliques {
+		if d.pos[c] == nil {
+			continue // never used: Bound gives +Inf through such a clique
+		}
+		d.node[c] = d.reduced(c, d.full[c], 0, true)
+		d.edge[c] = 0
+		if t.parent[c] >= 0 {
+			ms, _ := d.mask(c, t.sep[c])
+			d.edge[c] = d.reduced(c, d.full[c], ms, false)
+		}
+	}
+}
+
+// driftWork bounds the work of Bound's reduced terms between two Measures:
+// summing clique cells up to this many times the model's cells, beyond
+// which a term is the whole clique's (Measure computes those for every
+// clique: three passes over the model). A reduced term costs one pass over
+// its clique, as much as the exact marginal of a set it covers; the cap
+// keeps the bounds' cost a few passes over the model per fit on any table
+// while on small models every term is reduced. A variable for tests.
+var driftWork = 8.0
+
+// setTree prepares d for tree t.
+func (d *Drift) setTree(t *Tree) {
 	d.t = t
 	k := len(t.cliques)
+	d.node = make([]float64, k)
+	d.edge = make([]float64, k)
+	d.full = make([]uint64, k)
 	d.off = make([]int, k)
 	d.depth = make([]int, k)
 	d.pos = make([][]int8, k)
@@ -119,6 +155,7 @@ func (d *Drift) Measure(before []float64, m *Model) {
 				pos[a] = int8(i)
 			}
 			d.pos[c] = pos
+			d.full[c] = 1<<uint(len(cl)) - 1
 		}
 	}
 	n := len(t.sizes) + 1
@@ -222,6 +259,23 @@ func (d *Drift) term(c int, n, s uint64, root bool) float64 {
 	if v, ok := d.cache[key]; ok {
 		return v
 	}
+	cells := float64(d.t.cells[c])
+	if d.work+cells > d.budget {
+		// Over the budget: the whole clique's term, at least as large (s
+		// is always the clique's separator when not at a top).
+		if root {
+			return d.node[c]
+		}
+		return d.edge[c]
+	}
+	d.work += cells
+	v := d.reduced(c, n, s, root)
+	d.cache[key] = v
+	return v
+}
+
+// reduced computes term's value for clique c.
+func (d *Drift) reduced(c int, n, s uint64, root bool) float64 {
 	t := d.t
 	cl := t.cliques[c]
 	d.attrsN = maskAttrs(d.attrsN[:0], cl, n)
@@ -257,7 +311,6 @@ func (d *Drift) term(c int, n, s uint64, root bool) float64 {
 			j = ps.next(d.dig, j, 1)
 		}
 	}
-	d.cache[key] = v
 	return v
 }
 

@@ -78,6 +78,7 @@ type Model struct {
 	scStride   []int
 	logZ       float64
 	calibrated bool
+	beliefsAt  uint64 // incremented whenever the beliefs change (Calibrate, CopyFrom)
 
 	upLevels, downLevels []cliqueLevel // cliques by height (root excluded) and by depth (root excluded)
 	bad                  []bool        // per worker: a non-finite θ was met
@@ -226,6 +227,7 @@ func (m *Model) CopyFrom(o *Model) {
 	copy(m.upAll, o.upAll)
 	copy(m.shiftAll, o.shiftAll)
 	m.logZ, m.calibrated = o.logZ, o.calibrated
+	m.beliefsAt++
 }
 
 // Calibrate runs sum-product belief propagation on the clique tree in log
@@ -269,6 +271,7 @@ func (m *Model) Calibrate() {
 		m.runLevel(lv, true)
 	}
 	m.calibrated = true
+	m.beliefsAt++
 }
 
 // cliqueLevel is a set of independent cliques with the running sums of their

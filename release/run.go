@@ -432,9 +432,14 @@ func (r *runner) solve() error {
 	if err := r.checkRecordMemory(); err != nil {
 		return err
 	}
-	if r.counts != nil {
+	// The workload's answers on the data, for the report and for solvers
+	// that read them; when the solve does not, they are counted beside it
+	// (the same memory: they are held during the solve either way).
+	beside := r.counts != nil && plan.AnswersUnused
+	switch {
+	case r.counts != nil && !beside:
 		r.truth = r.wl.AnswerCounts(r.counts, make([]float64, r.wl.M()))
-	} else if r.est.Model == solvers.Explicit {
+	case r.counts == nil && r.est.Model == solvers.Explicit:
 		if r.truth, err = answersFromData(r.ctx, r.wl, r.data, r.n); err != nil {
 			return err
 		}
@@ -447,8 +452,17 @@ func (r *runner) solve() error {
 		}
 		prob.Op = r.op
 	}
+	var counted chan []float64
+	if beside {
+		counted = make(chan []float64, 1)
+		go func() { counted <- r.wl.AnswerCounts(r.counts, make([]float64, r.wl.M())) }()
+	}
 	r.log.Debug("solving", "solver", r.solverName, "model", r.est.Model.String(), "iterations", plan.Iterations)
-	if r.res, err = r.solver.Solve(r.ctx, prob); err != nil {
+	r.res, err = r.solver.Solve(r.ctx, prob)
+	if counted != nil {
+		r.truth = <-counted
+	}
+	if err != nil {
 		return err
 	}
 	if r.truth == nil {

@@ -30,6 +30,7 @@ const lazyBoundSlack = 1e-7
 // computed for this model. mass is the model's total probability.
 func (r *rounds) bounds(mass float64) {
 	L := len(r.fp.cands)
+	r.gen++
 	n := math.Abs(r.nHat) * mass
 	for i := range L {
 		r.evaluated[i] = false
@@ -110,6 +111,43 @@ func (r *rounds) evaluate(m *model.Model, idx []int) {
 		if !r.evaluated[i] && r.active[i] != nil && r.outs[i] == nil {
 			r.outs[i] = r.bufs[i]
 			todo = append(todo, i)
+		}
+	}
+	// A carried set's marginal costs a pass of its carried attribute
+	// through the tree, which could answer the other sets of its carry
+	// group for the cost of their read-outs. A group often holds many sets
+	// that never come near winning, but the walk may come back to it for
+	// a few more at a time: once the passes paid for on this model reach
+	// the cost of the whole group, the whole group is computed (the
+	// break-even rule: no group costs more than about twice its whole).
+	if len(todo) > 0 {
+		of, groups := m.CarryGroups(r.fp.cands)
+		if len(r.carriedAt) != len(groups) {
+			r.carriedAt = make([]int, len(groups))
+			r.carriedBy = make([]float64, len(groups))
+			r.carryCall = make([]int, len(groups))
+		}
+		r.calls++
+		for _, i := range todo[:len(todo):len(todo)] {
+			g := of[i]
+			if g < 0 || r.carryCall[g] == r.calls {
+				continue
+			}
+			r.carryCall[g] = r.calls
+			if r.carriedAt[g] != r.gen {
+				r.carriedAt[g], r.carriedBy[g] = r.gen, 0
+			}
+			cg := &groups[g]
+			if r.carriedBy[g]+cg.Pass < cg.Whole {
+				r.carriedBy[g] += cg.Pass
+				continue
+			}
+			for _, j := range cg.Sets {
+				if !r.evaluated[j] && r.active[j] != nil && r.outs[j] == nil {
+					r.outs[j] = r.bufs[j]
+					todo = append(todo, j)
+				}
+			}
 		}
 	}
 	r.todo = todo

@@ -128,6 +128,7 @@ func (s *Project) Plan(sh *Shape) (*Plan, error) {
 		if err := s.planFactored(&pub, plan, rho); err != nil {
 			return nil, err
 		}
+		plan.AnswersUnused = true
 		return plan, nil
 	}
 	// Under add/remove n is estimated from the noisy totals of the measured

@@ -178,6 +178,10 @@ type Plan struct {
 	// Warnings are printed on stderr and stored in the manifest (e.g. "T
 	// capped 1.2e10 -> 1e4").
 	Warnings []string
+	// AnswersUnused says the solve never reads Problem.Answers (the
+	// factored project solver reads the data's tables instead), so a
+	// caller may compute them beside the solve; false means it may.
+	AnswersUnused bool
 
 	groups   []group       // measure-and-project: what is measured
 	factored *factoredPlan // measure-and-project on the factored model
