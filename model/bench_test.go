@@ -361,3 +361,29 @@ func BenchmarkFitStep(b *testing.B) {
 		o.Close()
 	}
 }
+
+// BenchmarkStratified draws 50,000 rows (about full ADULT) by Stratified
+// sampling from a random model on adult's domain (adult: 8 sets; adult-wide:
+// 14 sets, 2- and 3-way), the release's case.
+func BenchmarkStratified(b *testing.B) {
+	for _, bt := range benchTrees(b) {
+		if bt.name != "adult" && bt.name != "adult-wide" {
+			continue
+		}
+		b.Run(fmt.Sprintf("%s/cliques=%d", bt.name, len(bt.tr.Cliques())), func(b *testing.B) {
+			m := New(bt.tr, nil)
+			defer m.Close()
+			randomTheta(m, rand.New(rand.NewPCG(1, 1)))
+			m.Calibrate()
+			r := rand.New(rand.NewPCG(2, 2))
+			const n = 50_000
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := m.Sample(context.Background(), n, Stratified, r, 0, func([]int32) error { return nil }); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/row")
+		})
+	}
+}

@@ -40,6 +40,9 @@ const (
 	// quotas' shares. Where that would cost too much (many rows times many
 	// outcomes) the outcomes are spread evenly along the rows' order
 	// instead. Each clique's counts are unbiased, as with Systematic.
+	// Within a clique the runs of separator values are drawn in parallel
+	// (GOMAXPROCS workers, at most 8), each from its own stream keyed from
+	// r, so the rows do not depend on the number of workers.
 	Stratified
 )
 
@@ -340,13 +343,14 @@ type outcome struct {
 }
 
 // split runs systematic rounding of c rows over separator value si's
-// conditional at level l and appends the outcomes with a positive count.
-func (s *sampler) split(l *level, si int, c int64, outs []outcome) []outcome {
+// conditional at level l, drawing from r, and appends the outcomes with a
+// positive count (at most c of them).
+func (s *sampler) split(l *level, si int, c int64, outs []outcome, r Rand) []outcome {
 	if c == 1 {
-		return append(outs, outcome{l.draw(si, s.r), 1})
+		return append(outs, outcome{l.draw(si, r), 1})
 	}
 	row := l.cum[si*l.nNew : (si+1)*l.nNew]
-	u := s.r.Float64()
+	u := r.Float64()
 	cf := float64(c)
 	var m int64
 	j := 0
@@ -381,7 +385,7 @@ func (s *sampler) sys(k int, c int64) error {
 		return s.leaf(c)
 	}
 	l := &s.levels[k]
-	s.outs[k] = s.split(l, s.sepIndex(l), c, s.outs[k][:0])
+	s.outs[k] = s.split(l, s.sepIndex(l), c, s.outs[k][:0], s.r)
 	for _, o := range s.outs[k] {
 		s.setNew(l, o.j)
 		if err := s.sys(k+1, o.c); err != nil {

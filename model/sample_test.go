@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -470,5 +471,48 @@ func TestStratifiedCrossClique(t *testing.T) {
 	t.Logf("mean L1 (rows, summed over the cross-clique pairs): systematic %.1f, stratified %.1f", l1[Systematic], l1[Stratified])
 	if l1[Stratified] > 0.6*l1[Systematic] {
 		t.Errorf("Stratified's L1 %.1f on cross-clique marginals is not below 0.6 of Systematic's %.1f", l1[Stratified], l1[Systematic])
+	}
+}
+
+// TestStratifiedWorkers: Stratified's rows do not depend on the number of
+// workers nor on whether a level's runs are drawn in parallel (each run
+// draws from its own stream): on a model of 10 cliques, one chunk and
+// two chunks of rows, by 1, 2, 3 and 4 workers and with every level
+// serial, are the same, and the parallel path did run.
+func TestStratifiedWorkers(t *testing.T) {
+	m := randomModel(t, shape{"adult-like", 14, adultWideSets, 8}, rand.New(rand.NewPCG(5, 6)), 1, &Settings{Workers: 2})
+	defer m.Close()
+	if c := len(m.Tree().Cliques()); c < 6 {
+		t.Fatalf("the model has %d cliques, want several", c)
+	}
+	defer func(w, p, c int) { stratWorkersOverride, minStratParallel, maxStratCells = w, p, c }(stratWorkersOverride, minStratParallel, maxStratCells)
+	defer func() { stratLevelHook = nil }()
+	parallel := 0
+	stratLevelHook = func(parts []stratPart) {
+		busy := 0
+		for _, p := range parts {
+			if p.hi > p.lo {
+				busy++
+			}
+		}
+		if busy > 1 {
+			parallel++
+		}
+	}
+	maxStratCells = 1 << 16 // chunks of 65,536 rows
+	for _, n := range []int64{20_000, 80_000} {
+		stratWorkersOverride, minStratParallel = 1, 1<<62
+		want, _ := collect(t, m, n, Stratified, 7, 0)
+		for _, c := range []struct{ workers, minPar int }{{2, 4096}, {4, 4096}, {2, 1 << 62}, {3, 0}} {
+			stratWorkersOverride, minStratParallel = c.workers, c.minPar
+			parallel = 0
+			got, _ := collect(t, m, n, Stratified, 7, 0)
+			if !slices.Equal(got, want) {
+				t.Errorf("n %d, %d workers (parallel from %d rows): the rows differ from one worker's", n, c.workers, c.minPar)
+			}
+			if c.workers > 1 && c.minPar <= 4096 && parallel == 0 {
+				t.Errorf("n %d, %d workers: no level was drawn in parallel", n, c.workers)
+			}
+		}
 	}
 }
