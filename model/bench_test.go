@@ -228,21 +228,7 @@ func BenchmarkNewTree(b *testing.B) {
 func BenchmarkSample(b *testing.B) {
 	for _, bt := range benchTrees(b) {
 		for _, method := range []SampleMethod{Systematic, IID, Stratified} {
-			b.Run(fmt.Sprintf("%s/%v", bt.name, method), func(b *testing.B) {
-				m := New(bt.tr, nil)
-				defer m.Close()
-				randomTheta(m, rand.New(rand.NewPCG(1, 1)))
-				m.Calibrate()
-				r := rand.New(rand.NewPCG(2, 2))
-				const n = 1_000_000
-				b.ReportAllocs()
-				for b.Loop() {
-					if err := m.Sample(context.Background(), n, method, r, 0, func([]int32) error { return nil }); err != nil {
-						b.Fatal(err)
-					}
-				}
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/row")
-			})
+			b.Run(fmt.Sprintf("%s/%v", bt.name, method), func(b *testing.B) { benchSample(b, bt.tr, method, 1_000_000) })
 		}
 	}
 }
@@ -370,20 +356,23 @@ func BenchmarkStratified(b *testing.B) {
 		if bt.name != "adult" && bt.name != "adult-wide" {
 			continue
 		}
-		b.Run(fmt.Sprintf("%s/cliques=%d", bt.name, len(bt.tr.Cliques())), func(b *testing.B) {
-			m := New(bt.tr, nil)
-			defer m.Close()
-			randomTheta(m, rand.New(rand.NewPCG(1, 1)))
-			m.Calibrate()
-			r := rand.New(rand.NewPCG(2, 2))
-			const n = 50_000
-			b.ReportAllocs()
-			for b.Loop() {
-				if err := m.Sample(context.Background(), n, Stratified, r, 0, func([]int32) error { return nil }); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/row")
-		})
+		b.Run(fmt.Sprintf("%s/cliques=%d", bt.name, len(bt.tr.Cliques())), func(b *testing.B) { benchSample(b, bt.tr, Stratified, 50_000) })
 	}
+}
+
+// benchSample draws n rows by method from a random model on tree tr, in
+// ns per row.
+func benchSample(b *testing.B, tr *Tree, method SampleMethod, n int64) {
+	m := New(tr, nil)
+	defer m.Close()
+	randomTheta(m, rand.New(rand.NewPCG(1, 1)))
+	m.Calibrate()
+	r := rand.New(rand.NewPCG(2, 2))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := m.Sample(context.Background(), n, method, r, 0, func([]int32) error { return nil }); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/row")
 }

@@ -82,7 +82,7 @@ type stratState struct {
 	tmp   []int32 // the counting sort's other buffer; during the runs, their regrouping and permutation scratch
 	key   []int32
 	count []int32   // counting-sort buckets
-	pos   []spread  // per position of order: its run's spread positions (greedy: its outcomes' shares)
+	pos   []spread  // per position of order: its run's spread positions
 	outs  []outcome // per position of order: its run's outcomes (at most one per row)
 
 	earlier [][]int // per level: attributes drawn before it, outside its separator
@@ -112,8 +112,9 @@ type stratWorker struct {
 	def     []float64 // deficits: target − assigned per (attribute value, outcome)
 	pairs   [][2]int
 	pairOff []int
-	bases   []int    // one row's offsets in the deficit tables
-	_       [64]byte // keeps the workers' streams on separate cache lines
+	bases   []int     // one row's offsets in the deficit tables
+	share   []float64 // each outcome's share of the run (greedy balancing)
+	_       [64]byte  // keeps the workers' streams on separate cache lines
 }
 
 // runRand is the random stream of one run: ChaCha8 keyed by the level's
@@ -528,14 +529,14 @@ func (s *sampler) assignGreedy(w *stratWorker, k int, l *level, si, lo, hi int) 
 		return bs
 	}
 	// targets: N(e = v)·q_x/N, each row adding the outcomes' shares
-	// q_x/N (kept in the run's pos) to its cells
-	share := st.pos[lo : lo+K]
+	// q_x/N (w.share) to its cells
+	w.share = resize(w.share, K)
 	for x, o := range outs {
-		share[x].p = float64(o.c) / c
+		w.share[x] = float64(o.c) / c
 	}
 	for _, i := range run {
 		for _, base := range rowBases(st.buf[int(i)*na : int(i+1)*na]) {
-			addShares(def[base:base+K], share)
+			addShares(def[base:base+K], w.share)
 		}
 	}
 	perm := st.tmp[lo:hi]
@@ -557,15 +558,15 @@ func (s *sampler) assignGreedy(w *stratWorker, k int, l *level, si, lo, hi int) 
 	}
 }
 
-// addShares adds share[x].p to d[x] for every outcome x. It and
+// addShares adds share[x] to d[x] for every outcome x. It and
 // bestOutcome are not inlined: in assignGreedy their loops would spill
 // registers (the greedy balancing ran 10% slower).
 //
 //go:noinline
-func addShares(d []float64, share []spread) {
+func addShares(d []float64, share []float64) {
 	share = share[:len(d)]
 	for x := range d {
-		d[x] += share[x].p
+		d[x] += share[x]
 	}
 }
 

@@ -436,9 +436,10 @@ func (r *runner) solve() error {
 	// that read them; when the solve does not, they are counted beside it
 	// (the same memory: they are held during the solve either way).
 	beside := r.counts != nil && plan.AnswersUnused
+	count := func() []float64 { return r.wl.AnswerCounts(r.counts, make([]float64, r.wl.M())) }
 	switch {
 	case r.counts != nil && !beside:
-		r.truth = r.wl.AnswerCounts(r.counts, make([]float64, r.wl.M()))
+		r.truth = count()
 	case r.counts == nil && r.est.Model == solvers.Explicit:
 		if r.truth, err = answersFromData(r.ctx, r.wl, r.data, r.n); err != nil {
 			return err
@@ -455,7 +456,7 @@ func (r *runner) solve() error {
 	var counted chan []float64
 	if beside {
 		counted = make(chan []float64, 1)
-		go func() { counted <- r.wl.AnswerCounts(r.counts, make([]float64, r.wl.M())) }()
+		go func() { counted <- count() }()
 	}
 	r.log.Debug("solving", "solver", r.solverName, "model", r.est.Model.String(), "iterations", plan.Iterations)
 	r.res, err = r.solver.Solve(r.ctx, prob)

@@ -116,10 +116,8 @@ type rounds struct {
 	outs      [][]float64 // evaluate's Marginals outputs (nil: not asked for)
 	todo, sub []int       // evaluate's and choose's scratch
 	lazy      privacy.LazySelection
-	gen       int         // the model's scoring generation (bounds)
 	calls     int         // evaluate's calls
-	carriedAt []int       // per carry group: the generation of carriedBy
-	carriedBy []float64   // per carry group: the cost of its passes run on this generation's model
+	carriedBy []float64   // per carry group: the cost of its passes run on this model (cleared by bounds)
 	carryCall []int       // per carry group: the last call that ran its pass
 	evalErr   error       // the first error of evaluate on this model
 	tmp       []float64   // the selections' scratch

@@ -30,7 +30,7 @@ const lazyBoundSlack = 1e-7
 // computed for this model. mass is the model's total probability.
 func (r *rounds) bounds(mass float64) {
 	L := len(r.fp.cands)
-	r.gen++
+	clear(r.carriedBy)
 	n := math.Abs(r.nHat) * mass
 	for i := range L {
 		r.evaluated[i] = false
@@ -127,8 +127,7 @@ func (r *rounds) evaluate(m *model.Model, idx []int) {
 	// triples of full ADULT (many read-outs per pass) still wait.
 	if len(todo) > 0 {
 		of, groups := m.CarryGroups(r.fp.cands)
-		if len(r.carriedAt) != len(groups) {
-			r.carriedAt = make([]int, len(groups))
+		if len(r.carriedBy) != len(groups) {
 			r.carriedBy = make([]float64, len(groups))
 			r.carryCall = make([]int, len(groups))
 		}
@@ -139,9 +138,6 @@ func (r *rounds) evaluate(m *model.Model, idx []int) {
 				continue
 			}
 			r.carryCall[g] = r.calls
-			if r.carriedAt[g] != r.gen {
-				r.carriedAt[g], r.carriedBy[g] = r.gen, 0
-			}
 			cg := &groups[g]
 			if r.carriedBy[g]+cg.Pass < cg.Whole && 3*cg.Pass < cg.Whole {
 				r.carriedBy[g] += cg.Pass
