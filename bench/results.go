@@ -61,7 +61,8 @@ type Result struct {
 	KeptMaxError, KeptMarginalL1 float64
 	// The release's stages (report.json): reading the data, the solve,
 	// and sampling and writing the rows (with scoring them), in seconds;
-	// EstimateSeconds is the dry run's estimate of the solve. NaN when
+	// EstimateSeconds is the time model's estimate of the whole release
+	// (report.json's time_estimate), to compare with Seconds. NaN when
 	// unknown.
 	ReadSeconds, SolveSeconds, WriteSeconds, EstimateSeconds float64
 }

@@ -358,7 +358,7 @@ func readOutputs(res *Result, stdout []byte, dir string) error {
 		}
 	}
 	if e := rep.TimeEstimate; e != nil {
-		res.EstimateSeconds = e.SolveSeconds
+		res.EstimateSeconds = e.ReleaseSeconds
 	}
 	res.Model = o.Model
 	if o.KeptErrors != nil {

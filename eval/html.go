@@ -132,7 +132,7 @@ var internalTmpl = template.Must(template.New("report").Funcs(funcs).Parse(`<!DO
 <div class="banner">{{.Stamp}}. Do not publish this report.</div>
 <main>
 <h1>{{.R.Title}}</h1>
-<p class="sub">{{if .R.Solver}}Solver {{.R.Solver}} · {{end}}{{count .R.Workload.Queries}} queries{{if .R.Workload.Marginals}} in {{count .R.Workload.Marginals}} marginals{{end}}{{if .R.RunTimeSeconds}} · run time {{seconds .R.RunTimeSeconds}}{{end}}{{with .SolveStage}} · solve {{seconds .}}{{end}}{{with .R.TimeEstimate}} (estimated {{seconds .SolveSeconds}}, {{seconds .Low}} to {{seconds .High}}){{end}}</p>
+<p class="sub">{{if .R.Solver}}Solver {{.R.Solver}} · {{end}}{{count .R.Workload.Queries}} queries{{if .R.Workload.Marginals}} in {{count .R.Workload.Marginals}} marginals{{end}}{{if .R.RunTimeSeconds}} · run time {{seconds .R.RunTimeSeconds}}{{end}}{{with .SolveStage}} · solve {{seconds .}}{{end}}{{with .R.TimeEstimate}}{{if .SolveSeconds}} (estimated {{seconds .SolveSeconds}}){{end}} · whole release estimated {{seconds .ReleaseSeconds}} ({{seconds .Low}} to {{seconds .High}}){{end}}</p>
 {{if .R.Budget}}<p class="sub"><strong>Privacy of the release:</strong> ε = {{.R.Budget.Epsilon}}, δ = {{.R.Budget.Delta}}{{if .R.Budget.Rho}}, ρ = {{num .R.Budget.Rho}} (zCDP){{end}}{{if .R.Budget.Neighbours}} · neighbouring datasets: {{.R.Budget.Neighbours}}{{end}}{{if .R.Budget.Accounting}} · accounting: {{.R.Budget.Accounting}}{{end}}</p>{{end}}
 {{if .R.Note}}<p class="sub"><strong>Note:</strong> {{.R.Note}}</p>{{end}}
 

@@ -83,13 +83,16 @@ type Stage struct {
 	Seconds float64 `json:"seconds"`
 }
 
-// TimeEstimate is a planned estimate of the solve's wall time: the central
-// value and the range the cost model claims, and how it was computed.
+// TimeEstimate is a planned estimate of a release's wall time: the whole
+// release's central value and the range the cost model claims, the solve's
+// part, each stage's, and how it was computed.
 type TimeEstimate struct {
-	SolveSeconds float64 `json:"solve_seconds"`
-	Low          float64 `json:"solve_seconds_low"`
-	High         float64 `json:"solve_seconds_high"`
-	Method       string  `json:"method,omitempty"`
+	ReleaseSeconds float64 `json:"release_seconds"`
+	Low            float64 `json:"release_seconds_low"`
+	High           float64 `json:"release_seconds_high"`
+	SolveSeconds   float64 `json:"solve_seconds"`
+	Stages         []Stage `json:"stages,omitempty"`
+	Method         string  `json:"method,omitempty"`
 }
 
 // Report is the internal error report: the content of report.json. See
@@ -127,7 +130,8 @@ type Report struct {
 	Trace          TraceSummary `json:"trace"`
 	RunTimeSeconds float64      `json:"run_time_seconds"`
 	// Stages are the run's stages before the report and their wall times;
-	// TimeEstimate is the dry run's estimate of the solve stage.
+	// TimeEstimate is the time model's estimate of the release and its
+	// stages (made from the public plan and the number of records).
 	Stages       []Stage       `json:"stages,omitempty"`
 	TimeEstimate *TimeEstimate `json:"time_estimate,omitempty"`
 

@@ -87,16 +87,23 @@ type PreviewMemory struct {
 	Text      string         `json:"text"` // Estimate.Describe
 }
 
-// PreviewTime is a rough estimate of the solve's wall time (see
-// EstimateTime).
+// PreviewTime is an estimate of the release's wall time, stage by stage
+// (see estimateTime and its calibrated kernels).
 type PreviewTime struct {
-	// Seconds is the central estimate of the solve; Low and High bound the
-	// range the cost model was seen to miss by on calibration runs.
-	Seconds float64 `json:"solve_seconds"`
-	Low     float64 `json:"solve_seconds_low"`
-	High    float64 `json:"solve_seconds_high"`
-	// PerRecord is the cost of reading the data and writing the rows, per
-	// record (n is not known before reading).
+	// Seconds is the central estimate of the whole release; Low and High
+	// bound the range the cost model states. 0 when the model does not
+	// cover the shape.
+	Seconds float64 `json:"seconds"`
+	Low     float64 `json:"seconds_low"`
+	High    float64 `json:"seconds_high"`
+	// Solve is the solve stage's part of Seconds (0: not estimated);
+	// Stages are every stage's.
+	Solve  float64     `json:"solve_seconds"`
+	Stages []StageTime `json:"stages,omitempty"`
+	// Records is the record count the estimate assumes (0: not known, and
+	// the per-record stages are left out); PerRecord is what each record
+	// adds.
+	Records   float64 `json:"records,omitempty"`
 	PerRecord float64 `json:"seconds_per_record"`
 	Method    string  `json:"method"`
 }
@@ -174,7 +181,7 @@ func (r *runner) preview() (*Preview, error) {
 		Budget: PreviewBudget{Epsilon: cfg.Epsilon, Delta: cfg.Delta, Conversion: cfg.Conversion.String(),
 			Neighbours: cfg.neighbourText()},
 		Memory: PreviewMemory{PeakBytes: r.est.PeakBytes, CapBytes: cfg.memoryCap(), Parts: r.est.Parts, Text: r.est.Describe()},
-		Time:   EstimateTime(r.solverName, r.est, r.plan0, r.dom),
+		Time:   estimateTime(r.timeInputs(guessRecords(cfg.Data, cfg.DataFormat, r.dom))),
 	}
 	p.Budget.Rho = privacyFacts(cfg, r.ledger).Rho
 	// Compose the plan on a ledger of its own, as the solver will.
@@ -282,79 +289,4 @@ func tableCells(table string, dom *universe.Domain) int64 {
 		cells *= int64(dom.Attr(i).Size())
 	}
 	return cells
-}
-
-// The time model's constants, calibrated on this kind of machine (2 cores)
-// by timing the solve stage of releases at ε = 1, δ = 1e-9 (project,
-// tuned). Explicit model (seconds measured / estimated): adult-reduced
-// 2-way 0.84 / 0.71, 3-way 0.43 / 1.01; nltcs 2-way 0.61 / 0.31, 3-way
-// 0.95 / 0.68. Factored model: adult 2-way 2.46 / 2.49, 3-way 9.07 / 9.05;
-// titanic 2-way 0.018 / 0.019, 3-way 0.038 / 0.053 (three constants fitted
-// to four runs: rough). Factored model holding the whole workload (one fit,
-// no rounds; --model factored): adult-reduced 2-way 20.0 / 14.2, 3-way 18.0
-// / 28.5; nltcs 2-way 29.1 / 13.9; titanic 1-way 0.006 / 0.017.
-const (
-	// explicitSecPerCell is the explicit project solve's seconds per
-	// universe cell per √(measured tables).
-	explicitSecPerCell = 4e-7
-	// A factored round costs factoredSecPerCandCell per candidate cell
-	// (scoring the candidates) plus factoredSecPerRound·k^0.2 (the fit; the
-	// junction tree grows with the universe).
-	factoredSecPerCandCell = 1.4e-9
-	factoredSecPerRound    = 3e-6
-	// A factored fit of the whole workload costs factoredSecPerTreeCell
-	// per junction-tree cell per measured table.
-	factoredSecPerTreeCell = 5e-7
-	// secPerRecord is reading the data plus writing the rows, per record
-	// (adult-reduced, 48,842 records: 0.16 s).
-	secPerRecord = 3e-6
-	timeSpread   = 3.0
-	// maxEstimate (a day) bounds the estimates the model gives: above it
-	// the model is outside what it was calibrated on.
-	maxEstimate = 86400.0
-)
-
-// EstimateTime estimates the solve's wall time from the public plan with a
-// rough cost model (its constants above): explicit project ∝ universe
-// cells × √(measured tables); factored with rounds ∝ nominal rounds ×
-// (candidate cells + a per-round fit cost growing as k^0.2); factored in
-// one fit ∝ junction-tree cells × measured tables. It is rough: the stopping rules
-// (SURE, budget annealing) end runs early by amounts the plan does not
-// know, and the machine's speed and load change everything. The other
-// solvers' iteration counts depend on n, which is not known before the
-// data is read: their solve is not estimated (Seconds 0).
-func EstimateTime(solver string, est *Estimate, plan *solvers.Plan, dom *universe.Domain) PreviewTime {
-	t := PreviewTime{PerRecord: secPerRecord}
-	if solver != "project" {
-		t.Method = solver + "'s number of iterations depends on n, which is not known before the data is read: the solve is not estimated"
-		t.Method += fmt.Sprintf("; reading and writing take about %g µs per record", secPerRecord*1e6)
-		return t
-	}
-	k := math.Pow(10, dom.Log10Size())
-	switch {
-	case est.Model == solvers.Factored && plan.Params["rounds_nominal"] == 0:
-		cells := plan.Params["model_bytes"] / 8
-		t.Seconds = factoredSecPerTreeCell * cells * float64(max(len(plan.Charges), 1))
-		t.Method = "rough cost model: junction-tree cells × measured tables × 0.5 µs"
-	case est.Model == solvers.Factored:
-		rounds := max(plan.Params["rounds_nominal"], 1)
-		cells := plan.Params["candidate_cells"]
-		t.Seconds = rounds * (factoredSecPerCandCell*cells + factoredSecPerRound*math.Pow(k, 0.2))
-		t.Method = "rough cost model: nominal rounds × (candidate cells × 1.4 ns + 3 µs × k^0.2)"
-	default:
-		g := float64(len(plan.Charges))
-		t.Seconds = explicitSecPerCell * k * math.Sqrt(max(g, 1))
-		t.Method = "rough cost model: universe cells × √(measured tables) × 0.4 µs"
-	}
-	if !(t.Seconds <= maxEstimate) {
-		// The factored term grows with the universe (k^0.2), not with the
-		// junction tree the rounds build: past a few shipped shapes it
-		// means nothing (10^25 h on 200 columns that release in 8 min).
-		t.Seconds = 0
-		t.Method = "the rough cost model does not cover this shape (its fit term grows with the universe's size, not with the model the rounds build): the solve is not estimated; the report states each stage's actual time"
-		return t
-	}
-	t.Method += fmt.Sprintf(", calibrated on a few releases of the shipped datasets on a 2-core machine; the stopping rules and the machine's load can move it by a factor of %g either way; reading the data, writing the rows and scoring them come on top (about %g µs per record, more for large workloads: 0.2 s on titanic, 4 s on adult with all 3-way marginals)", timeSpread, secPerRecord*1e6)
-	t.Low, t.High = t.Seconds/timeSpread, t.Seconds*timeSpread
-	return t
 }

@@ -974,16 +974,27 @@ func factoredAnswers(m *model.Model, wl *query.Workload) []float64 {
 	return out
 }
 
-// timeEstimate is the dry run's estimate of the solve (EstimateTime on the
-// release's public plan), for the report to show beside the solve's actual
-// time; nil when the cost model does not estimate this solver.
+// timeInputs are the time model's inputs for this release, with n records
+// and where n came from.
+func (r *runner) timeInputs(n float64, from string) timeInputs {
+	return timeInputs{solver: r.solverName, model: r.est.Model, plan: r.plan0, dom: r.dom, wl: r.wl,
+		epsilon: r.cfg.Epsilon, records: n, recordsFrom: from}
+}
+
+// timeEstimate is the time model's estimate of this release, made from its
+// public plan and the number of records read, for the report to show
+// beside the stages' actual times; nil when the model gives none.
 func (r *runner) timeEstimate() *eval.TimeEstimate {
 	if r.est == nil || r.plan0 == nil {
 		return nil
 	}
-	t := EstimateTime(r.solverName, r.est, r.plan0, r.dom)
+	t := estimateTime(r.timeInputs(float64(r.n), fmt.Sprintf("n = %d records read", r.n)))
 	if t.Seconds <= 0 {
 		return nil
 	}
-	return &eval.TimeEstimate{SolveSeconds: t.Seconds, Low: t.Low, High: t.High, Method: t.Method}
+	e := &eval.TimeEstimate{ReleaseSeconds: t.Seconds, SolveSeconds: t.Solve, Low: t.Low, High: t.High, Method: t.Method}
+	for _, s := range t.Stages {
+		e.Stages = append(e.Stages, eval.Stage{Name: s.Name, Seconds: s.Seconds})
+	}
+	return e
 }

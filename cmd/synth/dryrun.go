@@ -66,9 +66,18 @@ func printPreview(w io.Writer, p *release.Preview) {
 
 	fmt.Fprintf(w, "\ntime: ")
 	if p.Time.Seconds > 0 {
-		fmt.Fprintf(w, "solve about %s (rough: %s to %s)\n", fmtSeconds(p.Time.Seconds), fmtSeconds(p.Time.Low), fmtSeconds(p.Time.High))
+		fmt.Fprintf(w, "release about %s (%s to %s)", fmtSeconds(p.Time.Seconds), fmtSeconds(p.Time.Low), fmtSeconds(p.Time.High))
+		var parts []string
+		for _, s := range p.Time.Stages {
+			if s.Seconds > 0 {
+				parts = append(parts, s.Name+" "+fmtSeconds(s.Seconds))
+			}
+		}
+		fmt.Fprintf(w, ": %s\n", strings.Join(parts, ", "))
+	} else if p.Time.Solve > 0 {
+		fmt.Fprintf(w, "solve about %s; the release is not estimated\n", fmtSeconds(p.Time.Solve))
 	} else {
-		fmt.Fprintf(w, "solve not estimated\n")
+		fmt.Fprintf(w, "not estimated\n")
 	}
 	fmt.Fprintf(w, "  %s\n", p.Time.Method)
 

@@ -94,7 +94,7 @@ func (o *releaseOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.Var(sizeValue{&o.MaxModelSize}, "max-model-size", "cap on the factored model's memory (e.g. 512MiB): the adaptive rounds measure only sets that keep the junction tree under it")
 	fs.StringVar(&o.Model, "model", "auto", "representation of the synthetic distribution: auto (explicit for small universes, else factored), explicit (a vector over the universe) or factored (a junction tree over the measured attribute sets; project solver)")
 	fs.StringVar(&o.Title, "title", "", "title of the reports")
-	fs.BoolVar(&o.DryRun, "dry-run", false, "print the plan (model and why, budget split, memory, rough time, noise per measured table) without reading the data or writing anything; exit codes as a release (77 over budget, 78 over memory); --json prints it as JSON")
+	fs.BoolVar(&o.DryRun, "dry-run", false, "print the plan (model and why, budget split, memory, the release's time stage by stage, noise per measured table) without reading the data or writing anything; exit codes as a release (77 over budget, 78 over memory); --json prints it as JSON")
 	o.outputOptions.AddFlags(fs)
 }
 
@@ -121,7 +121,8 @@ Examples:
       --epsilon 1 --out out/      # the plan only: reads no data, writes nothing
 
 --dry-run prints the model and why, every privacy charge and the total,
-the estimated peak memory, a rough time estimate and the noise (σ, in
+the estimated peak memory, the release's estimated time (stage by stage;
+n guessed from the data file's size) and the noise (σ, in
 counts) of every measured table, with the exit code the release would have
 (77 over budget, 78 over --memory-cap). A release warns (stderr and the
 manifest) when ε > 10 and when δ >= 1/n (n public under replace-one). It
