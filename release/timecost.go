@@ -42,10 +42,10 @@ const (
 	// The explicit project solve: its steps grow with ε·n (the stopping
 	// rule ends it when the noise dominates: 67–718 steps on the suite),
 	// each a pass over the universe plus per-table work.
-	explicitStepsScale = 1.89
-	explicitStepsPower = 0.429
-	secPerCellStep     = 1.38e-8
-	secPerTableRootStp = 3.75e-8 // per workload table × √(universe cells)
+	explicitStepsScale  = 1.89
+	explicitStepsPower  = 0.429
+	secPerCellStep      = 1.38e-8
+	secPerTableRootStep = 3.75e-8 // per workload table × √(universe cells)
 	// The factored project solve with rounds: about half the nominal fits
 	// run (the budget annealing ends the rounds early: 29–66% on the
 	// calibration runs), each scoring every candidate against the model
@@ -174,7 +174,7 @@ func solveTime(in timeInputs, n, k, S float64) (float64, string) {
 		return 0, "the explicit solve's steps grow with ε·n, and n is not known"
 	}
 	steps := explicitStepsScale * math.Pow(in.epsilon*n, explicitStepsPower)
-	return steps * (secPerCellStep*k + secPerTableRootStp*S*math.Sqrt(k)), "cost model: steps growing with ε·n, each a pass over the universe's cells and the workload's tables"
+	return steps * (secPerCellStep*k + secPerTableRootStep*S*math.Sqrt(k)), "cost model: steps growing with ε·n, each a pass over the universe's cells and the workload's tables"
 }
 
 // compressRatio is the compression the record guess assumes of a
