@@ -230,6 +230,19 @@ func (m *Model) CopyFrom(o *Model) {
 	m.beliefsAt++
 }
 
+// CopyThetasFrom copies o's potentials into m (on the team when they are
+// large) and leaves m uncalibrated: for a caller that changes θ and then
+// calibrates, since Calibrate rewrites every belief, message and shift that
+// CopyFrom would also copy.
+func (m *Model) CopyThetasFrom(o *Model) {
+	if o.t != m.t {
+		panic("model: CopyThetasFrom a model on a different tree")
+	}
+	m.copyVec(m.thetaAll, o.thetaAll)
+	m.calibrated = false
+	m.beliefsAt++
+}
+
 // Calibrate runs sum-product belief propagation on the clique tree in log
 // space.
 //

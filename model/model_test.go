@@ -432,6 +432,29 @@ func TestCopyFromAndAllocs(t *testing.T) {
 	if allocs != 0 {
 		t.Errorf("CopyFrom+AddTheta+Calibrate+Marginal allocate %v times, want 0", allocs)
 	}
+	// CopyThetasFrom leaves the model uncalibrated; calibrated, it is m
+	// bit for bit, whatever o held before, on one worker and on two.
+	for _, workers := range []int{1, 2} {
+		p := New(m.Tree(), &Settings{Workers: workers})
+		for i := range g {
+			g[i] = float64(i%7) - 3
+		}
+		p.AddTheta([]int{0, 1}, 1, g) // other potentials and beliefs
+		p.Calibrate()
+		p.CopyThetasFrom(m)
+		if p.calibrated {
+			t.Errorf("CopyThetasFrom (%d workers): the model counts as calibrated", workers)
+		}
+		p.Calibrate()
+		for c := range m.Tree().Cliques() {
+			if p.LogZ() != m.LogZ() || maxAbsDiff(p.Belief(c), m.Belief(c)) != 0 {
+				t.Errorf("CopyThetasFrom+Calibrate (%d workers): clique %d differs (log Z %v, want %v)", workers, c, p.LogZ(), m.LogZ())
+			}
+		}
+	}
+	if allocs := testing.AllocsPerRun(20, func() { o.CopyThetasFrom(m) }); allocs != 0 {
+		t.Errorf("CopyThetasFrom allocates %v times, want 0", allocs)
+	}
 }
 
 func TestParallelMatchesSerialAndBruteForce(t *testing.T) {
@@ -554,15 +577,16 @@ func TestPanics(t *testing.T) {
 	tr, _ := NewTree([]int{2, 2, 2}, [][]int{{0, 1}, {1, 2}})
 	tr2, _ := NewTree([]int{2, 2, 2}, [][]int{{0, 1}, {1, 2}})
 	for name, f := range map[string]func(m *Model){
-		"AddTheta uncovered":  func(m *Model) { m.AddTheta([]int{0, 2}, 1, make([]float64, 4)) },
-		"AddTheta length":     func(m *Model) { m.AddTheta([]int{0, 1}, 1, make([]float64, 3)) },
-		"Marginal length":     func(m *Model) { _ = m.Marginal([]int{0}, make([]float64, 3)) },
-		"Marginal order":      func(m *Model) { _ = m.Marginal([]int{1, 0}, make([]float64, 4)) },
-		"Marginal range":      func(m *Model) { _ = m.Marginal([]int{3}, make([]float64, 2)) },
-		"CopyFrom other tree": func(m *Model) { New(tr2, nil).CopyFrom(m) },
-		"uncalibrated":        func(m *Model) { m.Theta(0); _ = m.LogZ() },
-		"NaN θ":               func(m *Model) { m.Theta(1)[0] = math.NaN(); m.Calibrate() },
-		"+Inf θ":              func(m *Model) { m.Theta(0)[0] = math.Inf(1); m.Calibrate() },
+		"AddTheta uncovered":        func(m *Model) { m.AddTheta([]int{0, 2}, 1, make([]float64, 4)) },
+		"AddTheta length":           func(m *Model) { m.AddTheta([]int{0, 1}, 1, make([]float64, 3)) },
+		"Marginal length":           func(m *Model) { _ = m.Marginal([]int{0}, make([]float64, 3)) },
+		"Marginal order":            func(m *Model) { _ = m.Marginal([]int{1, 0}, make([]float64, 4)) },
+		"Marginal range":            func(m *Model) { _ = m.Marginal([]int{3}, make([]float64, 2)) },
+		"CopyFrom other tree":       func(m *Model) { New(tr2, nil).CopyFrom(m) },
+		"CopyThetasFrom other tree": func(m *Model) { New(tr2, nil).CopyThetasFrom(m) },
+		"uncalibrated":              func(m *Model) { m.Theta(0); _ = m.LogZ() },
+		"NaN θ":                     func(m *Model) { m.Theta(1)[0] = math.NaN(); m.Calibrate() },
+		"+Inf θ":                    func(m *Model) { m.Theta(0)[0] = math.Inf(1); m.Calibrate() },
 	} {
 		func() {
 			m := New(tr, nil) // calibrated

@@ -139,7 +139,7 @@ func (f *factoredFit) useSURE(norm func() float64, delta float64, patience int) 
 func (su *fsure) stepShadow(f *factoredFit, s float64) {
 	sh := su.shadow
 	sh.gradient()
-	sh.try.CopyFrom(sh.cur)
+	sh.try.CopyThetasFrom(sh.cur)
 	sh.try.AddThetas(sh.sets, -s, sh.grad)
 	sh.movePotentials(s)
 	sh.try.Calibrate()
@@ -297,7 +297,7 @@ func (f *factoredFit) stepOnce() bool {
 	f.gradient()
 	for try := 0; try < 60; try++ {
 		s := f.step
-		f.try.CopyFrom(f.cur)
+		f.try.CopyThetasFrom(f.cur)
 		f.try.AddThetas(f.sets, -s, f.grad)
 		f.try.Calibrate()
 		nl := f.evaluate(f.try, f.mu2)
