@@ -114,20 +114,20 @@ func estimateTime(in timeInputs) PreviewTime {
 		fixed += secPerCellWriteExplicit*k + secPerTableRootWrite*S*math.Sqrt(k)
 	}
 	solve, method := solveTime(in, n, k, S)
-	t.Solve = solve
+	rest := fmt.Sprintf("the release is not estimated (reading, writing and the report take about %.3g s plus %.3g µs per record)", fixed, perRecord*1e6)
 	if n <= 0 {
 		// Without n only the solve of a factored plan is estimated.
-		t.Stages = []StageTime{{Name: "solve", Seconds: solve}}
-		t.Method = method + fmt.Sprintf("; n is not known before reading: the release is not estimated (reading, writing and the report take about %.3g s plus %.3g µs per record)", fixed, perRecord*1e6)
-		if solve <= 0 || solve > maxEstimate {
-			t.Solve, t.Stages = 0, nil
+		t.Method = method + "; n is not known before reading: " + rest
+		if solve > 0 && solve <= maxEstimate {
+			t.Solve, t.Stages = solve, []StageTime{{Name: "solve", Seconds: solve}}
 		}
 		return t
 	}
 	if solve <= 0 {
-		t.Method = method + fmt.Sprintf("; the release is not estimated (reading, writing and the report take about %.3g s plus %.3g µs per record)", fixed, perRecord*1e6)
+		t.Method = method + "; " + rest
 		return t
 	}
+	t.Solve = solve
 	t.Stages = []StageTime{
 		{Name: "read", Seconds: secPerValueRead * d * n},
 		{Name: "solve", Seconds: solve},
