@@ -201,7 +201,11 @@ func checkSelfContained(t *testing.T, html []byte) {
 }
 
 func TestReportHTML(t *testing.T) {
-	r, err := Evaluate(smallInput(t))
+	in := smallInput(t)
+	in.Stages = []Stage{{Name: "read", Seconds: 0.25}, {Name: "solve", Seconds: 1.25}}
+	in.Estimate = &TimeEstimate{ReleaseSeconds: 2, Low: 0.67, High: 6, SolveSeconds: 1.5,
+		Stages: []Stage{{Name: "read", Seconds: 0.5}, {Name: "solve", Seconds: 1.5}, {Name: "report and the rest", Seconds: 0.125}}}
+	r, err := Evaluate(in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +220,9 @@ func TestReportHTML(t *testing.T) {
 	}
 	for _, want := range []string{"Internal: computed on the private data, not differentially private", "Worst marginals", "a × b", "Population error estimate",
 		"ε = 1, δ = 1e-09, ρ = 0.0105", "replace one record (n public)", "alpha = 0.05", "Legend", "<dt>TV</dt>", "<dt>L1</dt>", "<dt>D</dt>", "<dt>max</dt>",
-		"Drill-down", "<td class=\"l\">a=1,b=2</td>", "Baseline for comparison", "baseline L1", "One-way distributions", "&lt;null&gt;"} {
+		"Drill-down", "<td class=\"l\">a=1,b=2</td>", "Baseline for comparison", "baseline L1", "One-way distributions", "&lt;null&gt;",
+		// Each estimated stage beside its time, — for the report's own.
+		"whole release estimated 2.0 s", "<td class=\"l\">solve</td><td>1.2 s</td><td>1.5 s</td>", "<td class=\"l\">report and the rest</td><td>—</td><td>125 ms</td>"} {
 		if !bytes.Contains(html, []byte(want)) {
 			t.Errorf("HTML lacks %q", want)
 		}

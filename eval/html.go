@@ -132,7 +132,11 @@ var internalTmpl = template.Must(template.New("report").Funcs(funcs).Parse(`<!DO
 <div class="banner">{{.Stamp}}. Do not publish this report.</div>
 <main>
 <h1>{{.R.Title}}</h1>
-<p class="sub">{{if .R.Solver}}Solver {{.R.Solver}} · {{end}}{{count .R.Workload.Queries}} queries{{if .R.Workload.Marginals}} in {{count .R.Workload.Marginals}} marginals{{end}}{{if .R.RunTimeSeconds}} · run time {{seconds .R.RunTimeSeconds}}{{end}}{{with .SolveStage}} · solve {{seconds .}}{{end}}{{with .R.TimeEstimate}}{{if .SolveSeconds}} (estimated {{seconds .SolveSeconds}}){{end}} · whole release estimated {{seconds .ReleaseSeconds}} ({{seconds .Low}} to {{seconds .High}}){{end}}</p>
+<p class="sub">{{if .R.Solver}}Solver {{.R.Solver}} · {{end}}{{count .R.Workload.Queries}} queries{{if .R.Workload.Marginals}} in {{count .R.Workload.Marginals}} marginals{{end}}{{if .R.RunTimeSeconds}} · run time {{seconds .R.RunTimeSeconds}}{{end}}{{with .SolveStage}} · solve {{seconds .}}{{end}}{{with .R.TimeEstimate}} · whole release estimated {{seconds .ReleaseSeconds}} ({{seconds .Low}} to {{seconds .High}}){{end}}</p>
+{{if .TimeRows}}<table class="compact">
+<tr><th class="l">stage</th><th>seconds</th><th>estimated</th></tr>
+{{range .TimeRows}}<tr><td class="l">{{.Name}}</td><td>{{seconds .Actual}}</td><td>{{seconds .Estimate}}</td></tr>
+{{end}}</table>{{end}}
 {{if .R.Budget}}<p class="sub"><strong>Privacy of the release:</strong> ε = {{.R.Budget.Epsilon}}, δ = {{.R.Budget.Delta}}{{if .R.Budget.Rho}}, ρ = {{num .R.Budget.Rho}} (zCDP){{end}}{{if .R.Budget.Neighbours}} · neighbouring datasets: {{.R.Budget.Neighbours}}{{end}}{{if .R.Budget.Accounting}} · accounting: {{.R.Budget.Accounting}}{{end}}</p>{{end}}
 {{if .R.Note}}<p class="sub"><strong>Note:</strong> {{.R.Note}}</p>{{end}}
 
@@ -261,12 +265,14 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		Queries                     []QueryError
 		OneWay                      []string
 		SolveStage                  float64 // the solve stage's seconds (0: not known)
+		TimeRows                    []timeRow
 	}{R: r, Stamp: capitalize(r.Privacy), Marginals: worstM, Queries: worstQ}
 	for _, st := range r.Stages {
 		if st.Name == "solve" {
 			data.SolveStage = st.Seconds
 		}
 	}
+	data.TimeRows = timeRows(r)
 	var err error
 	if data.Hist, err = errorHistogram(hist.shown, hist.exact); err != nil {
 		return fmt.Errorf("eval: error histogram: %w", err)
@@ -298,4 +304,30 @@ func capitalize(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// timeRow is a stage of the release with its actual and estimated seconds
+// (Actual 0: not known when the report was written, as the report's own).
+type timeRow struct {
+	Name             string
+	Actual, Estimate float64
+}
+
+// timeRows sets each estimated stage beside its actual time.
+func timeRows(r *Report) []timeRow {
+	e := r.TimeEstimate
+	if e == nil {
+		return nil
+	}
+	rows := make([]timeRow, 0, len(e.Stages))
+	for _, es := range e.Stages {
+		row := timeRow{Name: es.Name, Estimate: es.Seconds}
+		for _, st := range r.Stages {
+			if st.Name == es.Name {
+				row.Actual = st.Seconds
+			}
+		}
+		rows = append(rows, row)
+	}
+	return rows
 }

@@ -102,17 +102,16 @@ func estimateTime(in timeInputs) PreviewTime {
 	S, Q := float64(len(in.wl.Marginals())), float64(in.wl.M())
 	factored := in.model == solvers.Factored
 	t := PreviewTime{Records: n}
-	perRecord := secPerValueRead*d + secPerRecordTable*S
-	if factored {
-		perRecord += secPerValueWriteFactored * d
-	} else {
-		perRecord += secPerValueWriteExplicit * d
-	}
-	t.PerRecord = perRecord
-	fixed := secFixed + secPerQuery*Q
+	// Each stage's part per record and its fixed part.
+	writePer, writeFixed := secPerValueWriteFactored*d, 0.0
 	if !factored {
-		fixed += secPerCellWriteExplicit*k + secPerTableRootWrite*S*math.Sqrt(k)
+		writePer = secPerValueWriteExplicit * d
+		writeFixed = secPerCellWriteExplicit*k + secPerTableRootWrite*S*math.Sqrt(k)
 	}
+	reportPer, reportFixed := secPerRecordTable*S, secFixed+secPerQuery*Q
+	perRecord := secPerValueRead*d + writePer + reportPer
+	fixed := writeFixed + reportFixed
+	t.PerRecord = perRecord
 	solve, method := solveTime(in, n, k, S)
 	rest := fmt.Sprintf("the release is not estimated (reading, writing and the report take about %.3g s plus %.3g µs per record)", fixed, perRecord*1e6)
 	if n <= 0 {
@@ -131,7 +130,8 @@ func estimateTime(in timeInputs) PreviewTime {
 	t.Stages = []StageTime{
 		{Name: "read", Seconds: secPerValueRead * d * n},
 		{Name: "solve", Seconds: solve},
-		{Name: "write rows and report", Seconds: fixed + (perRecord-secPerValueRead*d)*n},
+		{Name: "write rows", Seconds: writeFixed + writePer*n},
+		{Name: "report and the rest", Seconds: reportFixed + reportPer*n},
 	}
 	for _, s := range t.Stages {
 		t.Seconds += s.Seconds
