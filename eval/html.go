@@ -132,7 +132,7 @@ var internalTmpl = template.Must(template.New("report").Funcs(funcs).Parse(`<!DO
 <div class="banner">{{.Stamp}}. Do not publish this report.</div>
 <main>
 <h1>{{.R.Title}}</h1>
-<p class="sub">{{if .R.Solver}}Solver {{.R.Solver}} · {{end}}{{count .R.Workload.Queries}} queries{{if .R.Workload.Marginals}} in {{count .R.Workload.Marginals}} marginals{{end}}{{if .R.RunTimeSeconds}} · run time {{seconds .R.RunTimeSeconds}}{{end}}{{with .SolveStage}} · solve {{seconds .}}{{end}}{{with .R.TimeEstimate}} · whole release estimated {{seconds .ReleaseSeconds}} ({{seconds .Low}} to {{seconds .High}}){{end}}</p>
+<p class="sub">{{if .R.Solver}}Solver {{.R.Solver}} · {{end}}{{count .R.Workload.Queries}} queries{{if .R.Workload.Marginals}} in {{count .R.Workload.Marginals}} marginals{{end}}{{if .R.RunTimeSeconds}} · run time before this report {{seconds .R.RunTimeSeconds}}{{end}}{{with .SolveStage}} · solve {{seconds .}}{{end}}{{with .R.TimeEstimate}} · whole release estimated {{seconds .ReleaseSeconds}} ({{seconds .Low}} to {{seconds .High}}){{end}}</p>
 {{if .TimeRows}}<table class="compact">
 <tr><th class="l">stage</th><th>seconds</th><th>estimated</th></tr>
 {{range .TimeRows}}<tr><td class="l">{{.Name}}</td><td>{{seconds .Actual}}</td><td>{{seconds .Estimate}}</td></tr>
