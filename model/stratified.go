@@ -349,41 +349,35 @@ func (s *sampler) runWork(k int, l *level, c int) int64 {
 func (s *sampler) splitRuns(k int, l *level, R int) {
 	st := s.st
 	W := len(st.parts)
-	if W > 1 && R >= minStratParallel {
-		var total int64
-		runs := 0
-		for lo := 0; lo < R; runs++ {
-			hi := st.runEnd(lo, R)
-			total += s.runWork(k, l, hi-lo)
-			lo = hi
-		}
-		if runs > 1 {
-			// Part p takes the runs whose work starts in
-			// [total·p/W, total·(p+1)/W).
-			p := 0
-			st.parts[0] = stratPart{lo: 0, run: 0}
-			var acc int64
-			i := 0
-			for lo := 0; lo < R; i++ {
-				for p+1 < W && acc*int64(W) >= total*int64(p+1) {
-					st.parts[p].hi = lo
-					p++
-					st.parts[p] = stratPart{lo: lo, run: i}
-				}
-				hi := st.runEnd(lo, R)
-				acc += s.runWork(k, l, hi-lo)
-				lo = hi
-			}
-			st.parts[p].hi = R
-			for p++; p < W; p++ {
-				st.parts[p] = stratPart{lo: R, hi: R, run: i}
-			}
-			return
-		}
-	}
 	st.parts[0] = stratPart{lo: 0, hi: R, run: 0}
 	for p := 1; p < W; p++ {
 		st.parts[p] = stratPart{lo: R, hi: R}
+	}
+	if W == 1 || R < minStratParallel {
+		return
+	}
+	var total int64
+	runs := 0
+	for lo := 0; lo < R; runs++ {
+		hi := st.runEnd(lo, R)
+		total += s.runWork(k, l, hi-lo)
+		lo = hi
+	}
+	if runs == 1 {
+		return
+	}
+	// Part p takes the runs whose work starts in [total·p/W, total·(p+1)/W).
+	p := 0
+	var acc int64
+	for lo, i := 0, 0; lo < R; i++ {
+		for p+1 < W && acc*int64(W) >= total*int64(p+1) {
+			st.parts[p].hi = lo
+			p++
+			st.parts[p] = stratPart{lo: lo, hi: R, run: i}
+		}
+		hi := st.runEnd(lo, R)
+		acc += s.runWork(k, l, hi-lo)
+		lo = hi
 	}
 }
 

@@ -2,7 +2,6 @@ package solvers
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"math"
 	"sort"
@@ -394,15 +393,11 @@ func (s *stacked) Range(j int) (lo, hi float64) {
 func downwardClosure(w *query.Workload, r int) [][]int {
 	seen := map[string]bool{}
 	var out [][]int
-	var key []byte
 	for _, s := range w.Marginals() {
 		subsets(s.Attrs, r, func(sub []int) {
-			key = key[:0]
-			for _, a := range sub {
-				key = binary.AppendUvarint(key, uint64(a))
-			}
-			if !seen[string(key)] {
-				seen[string(key)] = true
+			key := fmt.Sprint(sub)
+			if !seen[key] {
+				seen[key] = true
 				out = append(out, append([]int(nil), sub...))
 			}
 		})
