@@ -84,9 +84,11 @@ func startClickHouse(t *testing.T) [2]chServer {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
+	// Four distinct ports: ports taken one at a time may repeat.
+	ports := pgtest.FreePorts(t, 4)
 	var srv [2]chServer
 	for i := range srv {
-		srv[i] = chServer{tcp: freePort(t), http: freePort(t)}
+		srv[i] = chServer{tcp: ports[2*i], http: ports[2*i+1]}
 	}
 	var remote strings.Builder
 	for _, s := range srv {

@@ -31,12 +31,24 @@ func Unavailable(t testing.TB, format string, args ...any) {
 // FreePort returns a TCP port free on 127.0.0.1 at the time of the call.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	return FreePorts(t, 1)[0]
+}
+
+// FreePorts returns n distinct TCP ports free on 127.0.0.1 at the time of
+// the call: it holds each port's listener until it has them all, since
+// separate FreePort calls may be given the same port again.
+func FreePorts(t testing.TB, n int) []int {
+	t.Helper()
+	ports := make([]int, n)
+	for i := range ports {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		ports[i] = l.Addr().(*net.TCPAddr).Port
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return ports
 }
 
 // asPostgres runs a PostgreSQL binary, under the postgres user when root.
