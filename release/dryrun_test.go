@@ -256,21 +256,8 @@ func FuzzPlanNoise(f *testing.F) {
 // release of minutes; the model that follows the candidates and the rounds
 // gives minutes.
 func TestEstimateWide(t *testing.T) {
-	var b strings.Builder
-	b.WriteString("{")
-	for i := range 96 {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "%q: 12", fmt.Sprintf("c%02d", i))
-	}
-	b.WriteString("}")
-	dom := filepath.Join(t.TempDir(), "wide-domain.json")
-	if err := os.WriteFile(dom, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	cfg := dryCfg(t)
-	cfg.Domain = dom
+	cfg.Domain = wideDomain(t, 96, 12)
 	p, err := DryRun(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -278,4 +265,63 @@ func TestEstimateWide(t *testing.T) {
 	if !(p.Time.Solve > 10 && p.Time.Solve < 3600) {
 		t.Errorf("DryRun on 96 columns, all 2-way: solve estimate %v s, want minutes (%+v)", p.Time.Solve, p.Time)
 	}
+}
+
+// TestEstimateRange: the estimate's range is ÷3 to ×3 where the rounds
+// score no more marginals of three or more attributes than the calibration
+// releases did (all 2-way on 64 columns; all 3-way on 24), and reaches ×10
+// past them (all 3-way on 64 columns: 41,664 sets), saying why.
+func TestEstimateRange(t *testing.T) {
+	for _, tt := range []struct {
+		cols, order int
+		high        float64
+	}{
+		{64, 2, 3},
+		{24, 3, 3},
+		{64, 3, 10},
+	} {
+		cfg := dryCfg(t)
+		cfg.Neighbours = solvers.AddRemove
+		cfg.Domain = wideDomain(t, tt.cols, 4)
+		cfg.Marginals = tt.order
+		// 20,000 rows of codes: the dry run guesses n from the size only.
+		cfg.Data = filepath.Join(t.TempDir(), "wide.csv")
+		row := strings.Repeat("1,", tt.cols-1) + "1\n"
+		if err := os.WriteFile(cfg.Data, []byte(strings.Repeat(row, 20000)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		p, err := DryRun(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tm := p.Time
+		if !(tm.Seconds > 0) {
+			t.Fatalf("DryRun(%d columns, %d-way) = no estimate (%+v)", tt.cols, tt.order, tm)
+		}
+		if hi, lo := tm.High/tm.Seconds, tm.Seconds/tm.Low; math.Abs(hi-tt.high) > 1e-9 || math.Abs(lo-3) > 1e-9 {
+			t.Errorf("DryRun(%d columns, %d-way) range = ÷%g to ×%g, want ÷3 to ×%g", tt.cols, tt.order, lo, hi, tt.high)
+		}
+		if widened := strings.Contains(tm.Method, "widened"); widened != (tt.high > 3) {
+			t.Errorf("DryRun(%d columns, %d-way) method = %q, want widened %v", tt.cols, tt.order, tm.Method, tt.high > 3)
+		}
+	}
+}
+
+// wideDomain writes a domain of cols attributes of size values each.
+func wideDomain(t *testing.T, cols, size int) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range cols {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%q: %d", fmt.Sprintf("c%02d", i), size)
+	}
+	b.WriteString("}")
+	dom := filepath.Join(t.TempDir(), "wide-domain.json")
+	if err := os.WriteFile(dom, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dom
 }
