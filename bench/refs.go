@@ -53,6 +53,9 @@ func parseRefs(b []byte) ([]refRun, error) {
 				return nil, fmt.Errorf("bench: refs/pgm.csv line %d: %w", i+1, err)
 			}
 		}
+		if !(f[0] > 0) || math.IsInf(f[0], 1) {
+			return nil, fmt.Errorf("bench: refs/pgm.csv line %d: ε %q is not a positive number", i+1, r[2])
+		}
 		runs = append(runs, refRun{protocol: r[0], method: r[1], eps: f[0], max: f[1], l1: f[2], secs: f[3]})
 	}
 	return runs, nil

@@ -11,6 +11,9 @@ func TestParseRefsErrors(t *testing.T) {
 		{"fields", "adult,aim,1,1,0.1,0.2,30\n", "7 fields, want 8"},
 		{"method", "adult,gem,1,1,0.1,0.2,30,100\n", `unknown method "gem"`},
 		{"number", "adult,aim,1,1,zero,0.2,30,100\n", "line 1"},
+		{"ε NaN", "adult,mst,NaN,1,0.1,0.2,30,100\n", `ε "NaN" is not a positive number`},
+		{"ε 0", "adult,aim,1,1,0.1,0.2,30,100\nadult,aim,0,1,0.1,0.2,30,100\n", "line 2: ε"},
+		{"ε Inf", "adult,aim,+Inf,1,0.1,0.2,30,100\n", "not a positive number"},
 	}
 	for _, tt := range tests {
 		_, err := parseRefs([]byte(tt.in))
