@@ -72,8 +72,10 @@ const (
 	// attributes in a calibration release with rounds (wide32-3way: 4,960).
 	// Past it the rounds' cost is extrapolated: each fit scores those sets
 	// against a model that grows with the rounds, so the estimate's range
-	// reaches extrapolatedSpread above it (wide64-3way, 41,664 sets:
-	// estimated 180 s, 1,220 s measured, 0.15×).
+	// reaches extrapolatedSpread above it. The factor states uncertainty,
+	// it changes no release; its evidence is one measured release past the
+	// calibration (wide64-3way, 41,664 sets: estimated 180 s, 1,220 s
+	// measured, 0.15×), to be refit when more are measured.
 	calibratedHighSets = 4960
 	extrapolatedSpread = 10.0
 )

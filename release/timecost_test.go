@@ -1,6 +1,7 @@
 package release_test
 
 import (
+	"bytes"
 	"compress/gzip"
 	"context"
 	"encoding/csv"
@@ -122,11 +123,5 @@ func countLines(path string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	n := 0
-	for _, c := range b {
-		if c == '\n' {
-			n++
-		}
-	}
-	return n, nil
+	return bytes.Count(b, []byte{'\n'}), nil
 }
