@@ -3,6 +3,7 @@ package query
 import (
 	"fmt"
 	"runtime"
+	"sort"
 	"sync"
 
 	"github.com/dpsynth/synth/universe"
@@ -27,6 +28,79 @@ func (w *Workload) AnswerCounts(c *universe.Counts, out []float64) []float64 {
 	t := w.newTally(out)
 	t.AddCounts(c.Entries())
 	return t.TakeAnswers()
+}
+
+// AnswerTables writes the exact answers of a workload of marginals from
+// the count tables of its sets into out (len M()) and returns it: tables[i]
+// is the table of Marginals()[i] in the set's mixed radix (its last
+// attribute fastest, as universe.Counts.Marginals and the SQL sources serve
+// them) and total the number of records. Each answer is the same, bit for
+// bit, as AnswerCounts gives on the records the tables count: count ×
+// (w/total), the count exact in a float64. The sets are split over the
+// cores by cells. With total 0 every answer is 0.
+//
+// It panics if the workload holds a query that is not a marginal cell
+// (ranges and predicates need the records), if len(tables) is not the
+// number of marginal sets, or if a table or out has the wrong length.
+func (w *Workload) AnswerTables(tables [][]int64, total int64, out []float64) []float64 {
+	if len(out) != w.m {
+		panic(fmt.Sprintf("query: AnswerTables into %d answers for a workload of %d queries", len(out), w.m))
+	}
+	if len(tables) != len(w.sets) {
+		panic(fmt.Sprintf("query: AnswerTables with %d tables for %d marginal sets", len(tables), len(w.sets)))
+	}
+	for bi := range w.blocks {
+		if b := &w.blocks[bi]; b.kind != bMarginal {
+			panic("query: AnswerTables on a workload with a query that is not a marginal cell")
+		}
+	}
+	for i, s := range w.sets {
+		if len(tables[i]) != s.Cells {
+			panic(fmt.Sprintf("query: AnswerTables: table %d has %d cells, its set %d", i, len(tables[i]), s.Cells))
+		}
+	}
+	if total == 0 {
+		clear(out)
+		return out
+	}
+	inv := 1 / float64(total)
+	fill := func(lo, hi int) {
+		for bi := lo; bi < hi; bi++ {
+			b := &w.blocks[bi]
+			f := b.weight * inv
+			q := out[b.off : b.off+b.n]
+			for c, v := range tables[b.set] {
+				q[c] = float64(v) * f
+			}
+		}
+	}
+	nb := len(w.blocks)
+	workers := min(runtime.GOMAXPROCS(0), nb)
+	if w.m < tallyParallel || workers < 2 {
+		fill(0, nb)
+		return out
+	}
+	// Split the blocks where the cumulative cells cross each worker's
+	// share (blocks are in query order, so offsets are cumulative).
+	var wg sync.WaitGroup
+	lo := 0
+	for k := 1; k <= workers; k++ {
+		hi := nb
+		if k < workers {
+			target := w.m * k / workers
+			hi = sort.Search(nb, func(i int) bool { return w.blocks[i].off >= target })
+		}
+		if hi > lo {
+			wg.Add(1)
+			go func(lo, hi int) {
+				defer wg.Done()
+				fill(lo, hi)
+			}(lo, hi)
+		}
+		lo = hi
+	}
+	wg.Wait()
+	return out
 }
 
 // Tally accumulates the workload's answers over records given by their

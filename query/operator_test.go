@@ -1,6 +1,7 @@
 package query
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -485,5 +486,87 @@ func TestTallyAddRows(t *testing.T) {
 				t.Fatalf("seed %d: TakeAnswers answer %d (%s) = %v, want %v (Answers')", seed, j, w.Label(j), v, got[j])
 			}
 		}
+	}
+}
+
+// TestAnswerTablesMatchesAnswerCounts checks that the answers made from the
+// sets' count tables are AnswerCounts's bit for bit, on small workloads
+// (one core) and on one large enough to be split over the cores.
+func TestAnswerTablesMatchesAnswerCounts(t *testing.T) {
+	half := 0.5
+	cases := []struct {
+		name, domain string
+		fams         []FamilySpec
+		records      int
+	}{
+		{"pairs", `{"a": 3, "b": 5, "c": 2, "d": 4}`, []FamilySpec{{Type: "kway", K: 2}}, 40},
+		{"weighted", `{"a": 3, "b": 5, "c": 2, "d": 4}`, []FamilySpec{{Type: "kway", K: 1}, {Type: "kway", K: 3, Weight: &half}}, 25},
+		{"empty", `{"a": 3, "b": 5}`, []FamilySpec{{Type: "kway", K: 2}}, 0},
+		{"split", `{"a": 40, "b": 40, "c": 50, "d": 30}`, []FamilySpec{{Type: "kway", K: 3}}, 5000},
+	}
+	for _, tc := range cases {
+		r := rand.New(rand.NewPCG(7, uint64(len(tc.name))))
+		dom := mustDomain(t, tc.domain)
+		w, err := Build(dom, &Spec{Families: tc.fams})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := universe.NewCounts(dom)
+		codes := make([]int, dom.Len())
+		for range tc.records {
+			for i := range codes {
+				codes[i] = r.IntN(dom.Attr(i).Size())
+			}
+			if err := c.Add(codes, int64(1+r.IntN(3))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sets := make([][]int, len(w.Marginals()))
+		for i, s := range w.Marginals() {
+			sets[i] = s.Attrs
+		}
+		tabs, err := c.Marginals(context.Background(), sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := w.AnswerCounts(c, make([]float64, w.M()))
+		got := w.AnswerTables(tabs, c.Total(), make([]float64, w.M()))
+		for j := range want {
+			if math.Float64bits(got[j]) != math.Float64bits(want[j]) {
+				t.Fatalf("%s: AnswerTables()[%d] (%s) = %v, want %v (AnswerCounts)", tc.name, j, w.Label(j), got[j], want[j])
+			}
+		}
+	}
+}
+
+func TestAnswerTablesPanics(t *testing.T) {
+	dom := mustDomain(t, `{"a": 3, "b": 5}`)
+	mixed, err := Build(dom, &Spec{Families: []FamilySpec{{Type: "kway", K: 1}, {Type: "prefixes", Attribute: "b"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pairs, err := Build(dom, &Spec{Families: []FamilySpec{{Type: "kway", K: 2}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		w      *Workload
+		tables [][]int64
+		out    int
+	}{
+		{"a range family", mixed, [][]int64{make([]int64, 3), make([]int64, 5)}, mixed.M()},
+		{"too few tables", pairs, nil, pairs.M()},
+		{"a short table", pairs, [][]int64{make([]int64, 14)}, pairs.M()},
+		{"a short output", pairs, [][]int64{make([]int64, 15)}, pairs.M() - 1},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("AnswerTables with %s did not panic", tc.name)
+				}
+			}()
+			tc.w.AnswerTables(tc.tables, 1, make([]float64, tc.out))
+		}()
 	}
 }

@@ -177,6 +177,9 @@ func (s *Project) planFactored(sh *Shape, plan *Plan, rho float64) error {
 	for r := 1; r <= top; r++ {
 		fp.cands = append(fp.cands, downwardClosure(w, r)...)
 	}
+	// Every workload set is a candidate, and the workload is marginals only
+	// (refused above otherwise): the solve reads every workload table.
+	plan.ReadsWorkloadTables = true
 	// A candidate's weight is Σ over the workload's marginals m of w_m·|c ∩ m|
 	// (AIM's), summed per attribute: Σ_{a ∈ c} Σ_{m ∋ a} w_m, in time linear
 	// in the candidates and the marginals rather than their product.

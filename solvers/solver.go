@@ -182,6 +182,13 @@ type Plan struct {
 	// factored project solver reads the data's tables instead), so a
 	// caller may compute them beside the solve; false means it may.
 	AnswersUnused bool
+	// ReadsWorkloadTables says the solve asks Problem.Data for the count
+	// table of every marginal set of the workload, which is marginals only
+	// (the adaptive factored plan: its candidates hold every workload set).
+	// A caller whose Data keeps the tables it served can then take the
+	// workload's answers from them after the solve (Workload.AnswerTables)
+	// instead of counting them again.
+	ReadsWorkloadTables bool
 
 	groups   []group       // measure-and-project: what is measured
 	factored *factoredPlan // measure-and-project on the factored model
