@@ -694,17 +694,58 @@ func supportCells(sizes []int, cands [][]int, support [][]bool) (eff []float64, 
 
 // supportMask is the bit set of the cells of a table on set whose every
 // attribute value lies in its support.
+//
+// The cells are walked in order with an odometer over the set's values
+// (the last attribute fastest) and the count of values outside their
+// support among the current digits: no division per cell.
 func supportMask(sizes, set []int, support [][]bool, cells int) []uint64 {
 	mk := make([]uint64, (cells+63)/64)
-	for cell := range cells {
-		rem, in := cell, true
-		for q := len(set) - 1; q >= 0 && in; q-- {
-			a := set[q]
-			in = support[a][rem%sizes[a]]
-			rem /= sizes[a]
+	k := len(set)
+	if k == 0 {
+		if cells > 0 {
+			mk[0] = 1
 		}
-		if in {
-			mk[cell>>6] |= 1 << (cell & 63)
+		return mk
+	}
+	dig := make([]int, k)
+	out := 0 // digits outside their attribute's support
+	for _, a := range set {
+		if !support[a][0] {
+			out++
+		}
+	}
+	last, sup := sizes[set[k-1]], support[set[k-1]]
+	for cell := 0; cell < cells; {
+		// The run of the last attribute's values under the other digits.
+		rest := out
+		if !sup[0] {
+			rest--
+		}
+		if rest == 0 {
+			for v, ok := range sup {
+				if ok {
+					c := cell + v
+					mk[c>>6] |= 1 << (c & 63)
+				}
+			}
+		}
+		cell += last
+		// Carry into the earlier digits.
+		for q := k - 2; q >= 0; q-- {
+			a := set[q]
+			if !support[a][dig[q]] {
+				out--
+			}
+			if dig[q]++; dig[q] < sizes[a] {
+				if !support[a][dig[q]] {
+					out++
+				}
+				break
+			}
+			dig[q] = 0
+			if !support[a][0] {
+				out++
+			}
 		}
 	}
 	return mk

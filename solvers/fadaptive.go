@@ -189,14 +189,7 @@ func (s *Project) newRounds(p *Problem, plan *Plan, fit *factoredFit, tabs [][]i
 		r.scan.eff, r.scan.mask = supportCells(sizes, fp.cands, support)
 	}
 	r.tot = make([]float64, len(fp.cands))
-	for i, tab := range tabs {
-		mk := r.scan.maskOf(i)
-		for k, v := range tab {
-			if mk == nil || mk[k>>6]&(1<<(k&63)) != 0 {
-				r.tot[i] += float64(v)
-			}
-		}
-	}
+	r.team.For(r.scan.off[len(fp.cands)], 1, totJob{r})
 	for _, v := range tabs[0] {
 		r.records += float64(v)
 	}
@@ -415,5 +408,26 @@ func (r *rounds) anneal(moved, allow float64, final bool) {
 	if !final && moved <= annealFactor()*allow {
 		r.sigma /= 2
 		r.eps *= 2
+	}
+}
+
+// totJob writes r.tot: each candidate's records inside its effective
+// support, for the candidates whose cells start in [lo, hi) (each sum in
+// cell order, so the same bits however the team splits them).
+type totJob struct{ r *rounds }
+
+func (j totJob) Run(_, lo, hi int) {
+	r := j.r
+	off := r.scan.off
+	i, _ := slices.BinarySearch(off[:len(r.tabs)], lo)
+	for ; i < len(r.tabs) && off[i] < hi; i++ {
+		mk := r.scan.maskOf(i)
+		t := 0.0
+		for k, v := range r.tabs[i] {
+			if mk == nil || mk[k>>6]&(1<<(k&63)) != 0 {
+				t += float64(v)
+			}
+		}
+		r.tot[i] = t
 	}
 }
