@@ -185,7 +185,13 @@ func New(t *Tree, s *Settings) *Model {
 
 // Close stops the model's worker goroutines; the model must not be used
 // afterwards. Models that are dropped without Close keep idle goroutines.
-func (m *Model) Close() { m.team.Close() }
+func (m *Model) Close() {
+	m.team.Close()
+	for _, b := range m.batches {
+		b.release()
+	}
+	m.batches = nil
+}
 
 // Tree returns the model's junction tree.
 func (m *Model) Tree() *Tree { return m.t }
