@@ -252,9 +252,11 @@ func (r *Report) WriteHTML(w io.Writer) error {
 	worstM := slices.Clone(r.Marginals)
 	slices.SortStableFunc(worstM, func(a, b MarginalError) int { return cmp.Compare(b.TV, a.TV) })
 	worstM = worstM[:min(len(worstM), TableRows)]
-	worstQ := slices.Clone(r.Queries)
-	slices.SortStableFunc(worstQ, func(a, b QueryError) int { return cmp.Compare(b.AbsError, a.AbsError) })
-	worstQ = worstQ[:min(len(worstQ), TableRows)]
+	byErr := byError(r.Queries)
+	worstQ := make([]QueryError, min(len(byErr), TableRows))
+	for i := range worstQ {
+		worstQ[i] = r.Queries[byErr[i]]
+	}
 
 	data := struct {
 		R                           *Report
@@ -277,7 +279,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 	if data.Hist, err = errorHistogram(hist.shown, hist.exact); err != nil {
 		return fmt.Errorf("eval: error histogram: %w", err)
 	}
-	if data.Scatter, data.ScatterCaption, err = answerScatter(r.Queries); err != nil {
+	if data.Scatter, data.ScatterCaption, err = answerScatter(r.Queries, byErr); err != nil {
 		return fmt.Errorf("eval: answer scatter: %w", err)
 	}
 	if r.QueriesOmitted > 0 {

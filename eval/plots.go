@@ -230,18 +230,14 @@ func traceLine(tr []TraceSample) (string, error) {
 // maxScatter bounds the points of the answer scatter plot.
 const maxScatter = 5000
 
-// answerScatter plots synthetic against true answers with the diagonal.
+// answerScatter plots synthetic against true answers with the diagonal;
+// order is qs's indices by decreasing error (byError).
 // Beyond maxScatter queries it shows the 1,000 worst and an even sample of
 // the rest; the caption says which.
-func answerScatter(qs []QueryError) (svg, caption string, err error) {
+func answerScatter(qs []QueryError, order []int) (svg, caption string, err error) {
 	caption = fmt.Sprintf("All %d queries.", len(qs))
 	shown := qs
 	if len(qs) > maxScatter {
-		order := make([]int, len(qs))
-		for i := range order {
-			order[i] = i
-		}
-		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(qs[b].AbsError, qs[a].AbsError) })
 		const worst = 1000
 		shown = make([]QueryError, 0, maxScatter)
 		for _, i := range order[:worst] {
@@ -339,4 +335,15 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// byError returns the indices of qs by decreasing absolute error, ties in
+// query order.
+func byError(qs []QueryError) []int {
+	order := make([]int, len(qs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(qs[b].AbsError, qs[a].AbsError) })
+	return order
 }

@@ -515,9 +515,12 @@ func marshal(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), nil
+	// Encode ends the compact text with a newline; indented, as
+	// SetIndent("", "  ") would.
+	compact := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	out := appendIndented(make([]byte, 0, len(compact)+len(compact)/2), compact)
+	return append(out, '\n'), nil
 }
