@@ -135,30 +135,49 @@ type selected struct {
 
 // moved returns how far the fit moved the model's table of the selection
 // (L1, counts; on the groups for a coarse pair) and the noise allowance
-// it is tested against, √(2/π)·σ per effective cell.
+// it is tested against: the move expected of a fit that follows the
+// measurement where the model was already right, Σ cellAllowance over the
+// effective cells (or the groups) at the model's counts before the fit.
 func (b *selected) moved(cur *model.Model, set []int, scan *candScan, nHat float64) (moved, allow float64, err error) {
 	after := make([]float64, len(b.before))
 	if err := cur.Marginal(set, after); err != nil {
 		return 0, 0, err
 	}
-	effCells := float64(len(after))
+	n := math.Abs(nHat)
 	if cp := b.coarse; cp != nil {
 		gm := b.meas.gm
 		d := make([]float64, len(b.meas.gy))
+		m := make([]float64, len(b.meas.gy))
 		for k := range after {
 			d[gm[k]] += after[k] - b.before[k]
+			m[gm[k]] += b.before[k]
 		}
-		for _, v := range d {
+		for g, v := range d {
 			moved += math.Abs(v) * nHat
+			allow += cellAllowance(m[g]*n, b.sigma)
 		}
-		effCells = float64(len(d))
-	} else {
-		for k := range after {
-			moved += math.Abs(after[k]-b.before[k]) * nHat
-		}
-		if scan.eff != nil {
-			effCells = scan.eff[b.index]
+		return moved, allow, nil
+	}
+	mk := scan.maskOf(b.index)
+	for k := range after {
+		moved += math.Abs(after[k]-b.before[k]) * nHat
+		if mk == nil || mk[k>>6]&(1<<(k&63)) != 0 {
+			allow += cellAllowance(b.before[k]*n, b.sigma)
 		}
 	}
-	return moved, math.Sqrt(2/math.Pi) * b.sigma * effCells, nil
+	return moved, allow, nil
+}
+
+// cellAllowance is the expected move E|max(m+z, 0) − m| of a cell of model
+// count m under a fit that follows a measurement of it with noise z ~ N(0,
+// σ²) when the model is already right there: σ·(√(2/π) − φ(a) + a·Φ(−a)),
+// a = m/σ. Where the mass is large it is AIM's allowance, √(2/π)·σ, the
+// noise's mean absolute value; where it is 0 it is half that, σ/√(2π): a
+// fit cannot move a count below zero, so on a sparse table AIM's allowance
+// would call a wrong model right (and anneal) whenever the measurement's
+// few large cells agreed with it.
+func cellAllowance(m, sigma float64) float64 {
+	a := max(m, 0) / sigma
+	phi := math.Exp(-a*a/2) / math.Sqrt(2*math.Pi)
+	return sigma * (math.Sqrt(2/math.Pi) - phi + a*0.5*math.Erfc(a/math.Sqrt2))
 }
