@@ -708,8 +708,8 @@ func supportMask(sizes, set []int, support [][]bool, cells int) []uint64 {
 		return mk
 	}
 	dig := make([]int, k)
-	out := 0 // digits outside their attribute's support
-	for _, a := range set {
+	out := 0 // of the digits before the last, those outside their support
+	for _, a := range set[:k-1] {
 		if !support[a][0] {
 			out++
 		}
@@ -717,11 +717,7 @@ func supportMask(sizes, set []int, support [][]bool, cells int) []uint64 {
 	last, sup := sizes[set[k-1]], support[set[k-1]]
 	for cell := 0; cell < cells; {
 		// The run of the last attribute's values under the other digits.
-		rest := out
-		if !sup[0] {
-			rest--
-		}
-		if rest == 0 {
+		if out == 0 {
 			for v, ok := range sup {
 				if ok {
 					c := cell + v
