@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/dpsynth/synth/internal/par"
@@ -335,43 +334,9 @@ func (m *Model) batchFor(sets [][]int) *batch {
 				lru = i
 			}
 		}
-		m.batches[lru].release()
 		m.batches[lru] = b
 	}
 	return b
-}
-
-// arenaPool keeps the workers' arenas of released batches (*[]float64).
-// An arena is scratch that every plan writes before it reads, so a reused
-// one needs no clearing: a model on a new tree (each fit of the adaptive
-// rounds) then compiles its lists without zeroing arenas of up to
-// Settings.MaxElimCells cells per worker again (on full ADULT, a tenth of
-// a second per release).
-var arenaPool sync.Pool
-
-// getArena returns scratch of n cells, from the pool when it holds one
-// large enough.
-func getArena(n int) []float64 {
-	if p, ok := arenaPool.Get().(*[]float64); ok {
-		if cap(*p) >= n {
-			return (*p)[:n]
-		}
-		arenaPool.Put(p)
-	}
-	return make([]float64, n)
-}
-
-// release gives the batch's arenas back to the pool; the batch must not
-// be used afterwards.
-func (b *batch) release() {
-	for _, as := range [][][]float64{b.arena, b.pairArena} {
-		for w, a := range as {
-			if cap(a) > 0 {
-				arenaPool.Put(&a)
-			}
-			as[w] = nil
-		}
-	}
 }
 
 func sameSets(a, b [][]int) bool {
@@ -454,7 +419,7 @@ func (m *Model) compile(sets [][]int) *batch {
 	}
 	b.sep = make([]float64, maxSep)
 	for w := range b.arena {
-		b.arena[w] = getArena(maxArena)
+		b.arena[w] = make([]float64, maxArena)
 	}
 	b.setsByCost = byCost(len(sets), func(i int) int { return b.plans[i].cost })
 	b.pairsByCost = byCost(len(b.pairs), func(i int) int { return b.pairs[i].cost })
@@ -556,7 +521,7 @@ func (m *Model) compilePairs(b *batch, carried map[int][]pairTarget) []int {
 	}
 	b.pairArena = make([][]float64, m.workers)
 	for w := range b.pairArena {
-		b.pairArena[w] = getArena(maxArena)
+		b.pairArena[w] = make([]float64, maxArena)
 	}
 	slices.Sort(left)
 	return left

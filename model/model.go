@@ -185,13 +185,7 @@ func New(t *Tree, s *Settings) *Model {
 
 // Close stops the model's worker goroutines; the model must not be used
 // afterwards. Models that are dropped without Close keep idle goroutines.
-func (m *Model) Close() {
-	m.team.Close()
-	for _, b := range m.batches {
-		b.release()
-	}
-	m.batches = nil
-}
+func (m *Model) Close() { m.team.Close() }
 
 // Tree returns the model's junction tree.
 func (m *Model) Tree() *Tree { return m.t }
