@@ -447,7 +447,7 @@ func (r *runner) solve() error {
 	beside := r.counts != nil && plan.AnswersUnused && !fromTables
 	count := func() []float64 { return r.wl.AnswerCounts(r.counts, make([]float64, r.wl.M())) }
 	switch {
-	case r.counts != nil && !beside && !fromTables:
+	case r.counts != nil && !plan.AnswersUnused:
 		r.truth = count()
 	case r.counts == nil && r.est.Model == solvers.Explicit:
 		if r.truth, err = answersFromData(r.ctx, r.wl, r.data, r.n); err != nil {

@@ -188,11 +188,11 @@ func (s *Project) newRounds(p *Problem, plan *Plan, fit *factoredFit, tabs [][]i
 		}
 		r.scan.eff, r.scan.mask = supportCells(sizes, fp.cands, support)
 	}
-	r.tot = make([]float64, len(fp.cands))
-	r.team.For(r.scan.off[len(fp.cands)], 1, totJob{r})
 	for _, v := range tabs[0] {
 		r.records += float64(v)
 	}
+	r.tot = make([]float64, len(fp.cands))
+	r.team.For(r.scan.off[len(fp.cands)], 1, totJob{r})
 	// Candidates inside a set measured in full are left out (covered):
 	// their tables are already measured, so their scores only restate the
 	// noise, and the many such near-zero scores took the exponential
@@ -413,7 +413,9 @@ func (r *rounds) anneal(moved, allow float64, final bool) {
 
 // totJob writes r.tot: each candidate's records inside its effective
 // support, for the candidates whose cells start in [lo, hi) (each sum in
-// cell order, so the same bits however the team splits them).
+// cell order, so the same bits however the team splits them). A candidate
+// with every cell inside holds all the records: r.records, the same
+// integer in a float64, read off the first table.
 type totJob struct{ r *rounds }
 
 func (j totJob) Run(_, lo, hi int) {
@@ -422,9 +424,13 @@ func (j totJob) Run(_, lo, hi int) {
 	i, _ := slices.BinarySearch(off[:len(r.tabs)], lo)
 	for ; i < len(r.tabs) && off[i] < hi; i++ {
 		mk := r.scan.maskOf(i)
+		if mk == nil {
+			r.tot[i] = r.records
+			continue
+		}
 		t := 0.0
 		for k, v := range r.tabs[i] {
-			if mk == nil || mk[k>>6]&(1<<(k&63)) != 0 {
+			if mk[k>>6]&(1<<(k&63)) != 0 {
 				t += float64(v)
 			}
 		}
