@@ -111,24 +111,38 @@ func (m *Model) planSet(set []int, needCond []bool) setPlan {
 	}
 	var steps []elimStep
 	maxProd, top := 0, 0
+	// The union of the factors holding a variable is gathered by marking
+	// (stamp: this variable's turn) into u, sorted, and kept in bestU
+	// only when it wins; seen (also by stamp) skips variables met before in
+	// this step.
+	mark, seen := make([]int, len(sizes)), make([]int, len(sizes))
+	stamp, step := 0, 0
+	var u, bestU []int
 	for {
 		best, bestCells := -1, 0.0
-		var bestU []int
-		seen := make([]bool, len(sizes))
+		bestU = bestU[:0]
+		step++
 		for _, f := range fs {
 			for _, v := range f.attrs {
-				if inSet[v] || seen[v] {
+				if inSet[v] || seen[v] == step {
 					continue
 				}
-				seen[v] = true
-				var u []int
+				seen[v] = step
+				stamp++
+				u = u[:0]
 				for _, g := range fs {
 					if slices.Contains(g.attrs, v) {
-						u = union(u, g.attrs)
+						for _, a := range g.attrs {
+							if mark[a] != stamp {
+								mark[a] = stamp
+								u = append(u, a)
+							}
+						}
 					}
 				}
+				slices.Sort(u)
 				if cells := cellsOf(sizes, u); best < 0 || cells < bestCells || (cells == bestCells && v < best) {
-					best, bestCells, bestU = v, cells, u
+					best, bestCells, bestU = v, cells, append(bestU[:0], u...)
 				}
 			}
 		}
