@@ -3,6 +3,7 @@ package model
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -62,6 +63,7 @@ type batch struct {
 	condAt      uint64       // the model's beliefsAt when cond was computed (0: never)
 	carryOf     []int32      // each set's carry (index into pairs), −1 for none: CarryGroups
 	carryGroups []CarryGroup // each carry's sets and costs: CarryGroups
+	costs       []float64    // each set's cells: MarginalCosts
 	// The sets and the carry plans by decreasing cost (compiled once), and
 	// a pass's units in that order: the workers take them one at a time,
 	// the largest first (unitQueue).
@@ -290,6 +292,35 @@ func (m *Model) CarryGroups(sets [][]int) (of []int32, groups []CarryGroup) {
 	return b.carryOf, b.carryGroups
 }
 
+// MarginalCosts returns, for a list of sets, the cells each set's
+// marginal touches on this tree: 0 for a set a clique covers (a sum over
+// the clique's belief, shared by the clique's sets), a carried set's share
+// of its carry (the whole carry's cells over its sets: CarryGroups), an
+// eliminated set its plan's cells, +Inf for a set Marginals cannot answer.
+// The slice is the model's: do not modify it. It compiles the list if
+// Marginals has not.
+func (m *Model) MarginalCosts(sets [][]int) []float64 {
+	of, groups := m.CarryGroups(sets)
+	b := m.batchFor(sets)
+	if b.costs == nil {
+		b.costs = make([]float64, len(b.sets))
+		for i := range b.costs {
+			sp := &b.plans[i]
+			switch {
+			case sp.err != nil:
+				b.costs[i] = math.Inf(1)
+			case sp.covering >= 0:
+			case of[i] >= 0:
+				g := &groups[of[i]]
+				b.costs[i] = g.Whole / float64(len(g.Sets))
+			default:
+				b.costs[i] = float64(sp.cost)
+			}
+		}
+	}
+	return b.costs
+}
+
 // runConds runs the conditionals' pass of b over the workers, or on the
 // caller alone when the work is small or a clique is too large for the
 // workers' scratch.
@@ -385,21 +416,24 @@ func (m *Model) compile(sets [][]int) *batch {
 			b.groupSet[group[c]] = append(b.groupSet[group[c]], i)
 		}
 	}
+	pj := &planJob{m: m, sets: sets, out: make([]setChoice, len(sets)), need: make([][]bool, m.workers)}
+	m.splitFor(len(sets), pj)
+	for _, nw := range pj.need {
+		for c, ok := range nw {
+			need[c] = need[c] || ok
+		}
+	}
 	for i, s := range sets {
 		b.sets[i] = slices.Clone(s)
 		b.cells[i] = int(cellsOf(t.sizes, s))
-		if t.Covering(s) < 0 {
-			a, tg, ok, sp := m.crossPlan(s, need)
-			if !ok {
-				planned(i, sp)
-				continue
-			}
-			tg.set = i
-			carried[a] = append(carried[a], tg)
+		ch := &pj.out[i]
+		if ch.carry {
+			ch.tg.set = i
+			carried[ch.a] = append(carried[ch.a], ch.tg)
 			b.plans[i] = setPlan{covering: -1, carried: true}
 			continue
 		}
-		planned(i, m.planSet(s, need))
+		planned(i, ch.sp)
 	}
 	// The carries, and variable elimination for the targets they leave.
 	for _, i := range m.compilePairs(b, carried) {
@@ -427,6 +461,42 @@ func (m *Model) compile(sets [][]int) *batch {
 	b.err.Index = make([]int, 0, len(b.failed))
 	b.err.Errs = make([]error, 0, len(b.failed))
 	return b
+}
+
+// setChoice is how compile answers one set: by a carry of attribute a to
+// target tg, or by the plan sp (covered or eliminated).
+type setChoice struct {
+	carry bool
+	a     int
+	tg    pairTarget
+	sp    setPlan
+}
+
+// planJob plans compile's sets on the workers (crossPlan and planSet read
+// only the tree), each marking the conditionals its plans read in its own
+// need.
+type planJob struct {
+	m    *Model
+	sets [][]int
+	out  []setChoice
+	need [][]bool
+}
+
+func (j *planJob) Run(w, lo, hi int) {
+	m := j.m
+	if j.need[w] == nil {
+		j.need[w] = make([]bool, len(m.t.cliques))
+	}
+	need := j.need[w]
+	for i := lo; i < hi; i++ {
+		s := j.sets[i]
+		if m.t.Covering(s) >= 0 {
+			j.out[i].sp = m.planSet(s, need)
+			continue
+		}
+		a, tg, ok, sp := m.crossPlan(s, need)
+		j.out[i] = setChoice{carry: ok, a: a, tg: tg, sp: sp}
+	}
 }
 
 // byCost returns 0 … n-1 by decreasing cost (the lower index on ties).

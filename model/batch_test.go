@@ -578,3 +578,41 @@ func TestCarryGroupsPartial(t *testing.T) {
 		t.Error("no shape has a carried set: the test checks nothing")
 	}
 }
+
+// TestMarginalCosts: on a chain of cliques, a covered set costs nothing, a
+// set beyond the elimination cap costs +Inf, a carried pair its share of
+// its carry group's whole cost, and an eliminated set a positive cost.
+func TestMarginalCosts(t *testing.T) {
+	tr, err := NewTree([]int{10, 10, 10, 10, 10}, [][]int{{0, 1}, {1, 2}, {2, 3}, {3, 4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(tr, &Settings{MaxElimCells: 999})
+	defer m.Close()
+	sets := [][]int{{0, 1}, {0, 2, 4}, {1, 2}, {0, 2}, {0, 3}, {0, 4}}
+	costs := m.MarginalCosts(sets)
+	of, groups := m.CarryGroups(sets)
+	for i, s := range sets {
+		var want float64
+		switch {
+		case i == 1:
+			want = math.Inf(1)
+		case tr.Covering(s) >= 0:
+			want = 0
+		case of[i] >= 0:
+			g := groups[of[i]]
+			want = g.Whole / float64(len(g.Sets))
+		default:
+			if costs[i] <= 0 {
+				t.Errorf("MarginalCosts(%v) = %v, want a positive cost", s, costs[i])
+			}
+			continue
+		}
+		if costs[i] != want {
+			t.Errorf("MarginalCosts(%v) = %v, want %v", s, costs[i], want)
+		}
+	}
+	if of[4] < 0 {
+		t.Errorf("the pair {0, 3} is not carried: the test no longer covers carries")
+	}
+}
