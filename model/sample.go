@@ -2,9 +2,11 @@ package model
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
+	"sync"
 )
 
 // Rand is the randomness Sample draws from; privacy.Rand and
@@ -213,6 +215,46 @@ func (m *Model) Sample(ctx context.Context, n int64, method SampleMethod, r Rand
 		return err
 	}
 	return s.flush()
+}
+
+// SampleIIDParts draws len(n) parts of independent rows from D, part k
+// with n[k] rows from its own stream rs[k], the parts at once on their own
+// goroutines over one set of conditionals; emit(k, rows) receives part k's
+// rows in order (row-major, as Sample's) and is called concurrently for
+// different parts. The rows do not depend on the number of cores. It
+// returns the first error of a part (emit's, or ctx.Err()), or an error for
+// a negative n[k]; it panics if len(rs) != len(n) or the model is not
+// calibrated.
+func (m *Model) SampleIIDParts(ctx context.Context, n []int64, rs []Rand, emit func(part int, rows []int32) error) error {
+	m.mustCalibrated()
+	if len(rs) != len(n) {
+		panic("model: SampleIIDParts with a stream count unlike the parts'")
+	}
+	for _, k := range n {
+		if k < 0 || k > maxSampleRows {
+			return fmt.Errorf("model: cannot sample %d rows (want 0 to 2^53)", k)
+		}
+	}
+	levels := m.levels()
+	for k := range levels {
+		levels[k].buildAlias()
+	}
+	errs := make([]error, len(n))
+	var wg sync.WaitGroup
+	for k := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := &sampler{ctx: ctx, r: rs[k], levels: levels, na: len(m.t.sizes), sizes: m.t.sizes, batch: DefaultBatch}
+			s.cur = make([]int32, s.na)
+			s.emit = func(rows []int32) error { return emit(k, rows) }
+			if n[k] > 0 {
+				errs[k] = s.iid(n[k])
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // levels builds the cumulative conditionals of every clique from the

@@ -516,3 +516,42 @@ func TestStratifiedWorkers(t *testing.T) {
 		}
 	}
 }
+
+// TestSampleIIDParts draws three parts at once and checks each against
+// Sample's IID rows from a stream seeded alike, and that an emit error
+// comes back.
+func TestSampleIIDParts(t *testing.T) {
+	m := sampleModel(t)
+	n := []int64{5000, 0, 12345}
+	rs := []Rand{rand.New(rand.NewPCG(7, 0)), rand.New(rand.NewPCG(7, 1)), rand.New(rand.NewPCG(7, 2))}
+	got := make([][]int32, len(n))
+	err := m.SampleIIDParts(context.Background(), n, rs, func(k int, rows []int32) error {
+		got[k] = append(got[k], rows...)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range n {
+		var want []int32
+		if err := m.Sample(context.Background(), n[k], IID, rand.New(rand.NewPCG(7, uint64(k))), 0, func(rows []int32) error {
+			want = append(want, rows...)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got[k], want) {
+			t.Errorf("SampleIIDParts part %d: %d codes unlike Sample's %d", k, len(got[k]), len(want))
+		}
+	}
+	boom := errors.New("boom")
+	err = m.SampleIIDParts(context.Background(), n, rs, func(k int, rows []int32) error {
+		if k == 2 {
+			return boom
+		}
+		return nil
+	})
+	if !errors.Is(err, boom) {
+		t.Errorf("SampleIIDParts with a failing emit = %v, want %v", err, boom)
+	}
+}
