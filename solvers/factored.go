@@ -583,6 +583,8 @@ type candScan struct {
 
 	sigma float64 // set per round
 
+	sampled *sampledScores // the candidates scored on a sample (nil: none)
+
 	off []int // each candidate's start in the work
 
 	sub, subOff []int // runSubset's candidates and their starts in its work
@@ -610,7 +612,8 @@ func (j *candScan) Run(w, lo, hi int) {
 
 // scoreOne writes candidate i's score: its weight times the L1 distance
 // between its table and n̂ times the model's marginal (bufs[i]), less the
-// distance the measurement's noise alone would give.
+// distance the measurement's noise alone would give, and the sample's when
+// bufs[i] is from a sample of the model (fsampled.go).
 func (j *candScan) scoreOne(i int) {
 	l1, buf := 0.0, j.bufs[i]
 	if mk := j.maskOf(i); mk != nil {
@@ -631,6 +634,9 @@ func (j *candScan) scoreOne(i int) {
 		cells = j.eff[i]
 	}
 	bias := math.Sqrt(2/math.Pi) * j.sigma * cells
+	if sm := j.sampled; sm != nil && sm.on && sm.is[i] {
+		bias += sampledAllowance(buf, j.maskOf(i), j.nHat, sm.rows)
+	}
 	j.l1[i] = l1
 	j.scores[i] = j.weights[i] * (l1 - bias)
 }

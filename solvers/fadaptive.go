@@ -135,6 +135,12 @@ type rounds struct {
 	treeScratch         [][]int
 
 	round, fits int
+
+	// sampled scores the candidates no clique covers on a sample of the
+	// model once it outgrows the sample (fsampled.go; nil: never).
+	sampled *sampledScores
+	ctx     context.Context
+	rnd     *privacy.Rand
 }
 
 // newRounds sets up the rounds after the one-way fit: the budget split of
@@ -204,6 +210,11 @@ func (s *Project) newRounds(p *Problem, plan *Plan, fit *factoredFit, tabs [][]i
 		r.markInside(r.covered, set)
 	}
 	r.gscratch = make([]float64, 0, 64)
+	if p.Rand != nil {
+		r.sampled = newSampledScores(sizes, len(fp.cands), nHat)
+		r.scan.sampled = r.sampled
+		r.rnd = p.Rand
+	}
 	return r, nil
 }
 
@@ -256,8 +267,12 @@ func (r *rounds) score(ctx context.Context, fit *factoredFit) (last bool, err er
 	for i := range r.active {
 		r.active[i] = r.bufs[i]
 	}
+	r.ctx = ctx
 	for _, i := range fit.cur.Unanswerable(r.fp.cands) {
 		r.active[i] = nil
+	}
+	if r.sampled != nil {
+		r.sampled.reset(fit.cur, r.fp.cands)
 	}
 	r.evalErr = nil
 	mass, err := modelMass(fit.cur, r.sizes)
@@ -317,6 +332,12 @@ func (r *rounds) selectBatch(p *Problem, fit *factoredFit, final bool) (batch []
 			return nil, nil, false, err
 		}
 		c := fp.cands[sel]
+		if r.sampledOn() && r.sampled.is[sel] {
+			// The model's exact marginal, for the annealing test.
+			if err := fit.cur.Marginal(c, r.bufs[sel]); err != nil {
+				return nil, nil, false, err
+			}
+		}
 		m, err := s.measureRound(p, r.scan, sel, cp, r.tabs[sel], r.sigma, r.nHat)
 		if err != nil {
 			return nil, nil, false, err

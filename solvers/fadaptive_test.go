@@ -258,15 +258,22 @@ func TestRoundsChooseLazy(t *testing.T) {
 		s    *Project
 		nb   Neighbours
 		eps  float64
+		rows int // the scores' sample's rows (0: the default)
 	}{
-		{"one per fit", &Project{}, ReplaceOne, 1},
-		{"add-remove, middle regime", &Project{}, AddRemove, 0.5},
-		{"batches of 4", &Project{Rounds: 200}, AddRemove, 1},
-		{"small ε", &Project{}, AddRemove, 0.05},
+		{"one per fit", &Project{}, ReplaceOne, 1, 0},
+		{"add-remove, middle regime", &Project{}, AddRemove, 0.5, 0},
+		{"batches of 4", &Project{Rounds: 200}, AddRemove, 1, 0},
+		{"small ε", &Project{}, AddRemove, 0.05, 0},
+		{"scores on a sample", &Project{}, AddRemove, 1, 512},
+		{"scores on a sample, middle regime", &Project{}, AddRemove, 0.5, 512},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
 			p, plan, fit, r := startRounds(t, fx, c.s, c.nb, c.eps)
+			if c.rows > 0 {
+				r.sampled.rows = c.rows
+			}
+			sampledFits := 0
 			var err error
 			res, start := &Result{Plan: plan}, time.Now()
 			for final := false; !final; r.fits++ {
@@ -274,17 +281,35 @@ func TestRoundsChooseLazy(t *testing.T) {
 					t.Fatal(err)
 				}
 				checkChoose(t, r, p, fit.cur, uint64(r.fits))
+				if r.sampledOn() {
+					sampledFits++
+				}
 				batch, tree, last, err := r.selectBatch(p, fit, final)
 				if err != nil {
 					t.Fatal(err)
 				}
 				final = last
+				for _, b := range batch {
+					// The annealing test reads the exact marginal.
+					want := make([]float64, len(b.before))
+					if err := fit.cur.Marginal(r.fp.cands[b.index], want); err != nil {
+						t.Fatal(err)
+					}
+					for k := range want {
+						if math.Abs(b.before[k]-want[k]) > 1e-12 {
+							t.Fatalf("fit %d: selection %v kept %v in cell %d, the model's marginal %v", r.fits, r.fp.cands[b.index], b.before[k], k, want[k])
+						}
+					}
+				}
 				if err := r.fitBatch(ctx, fit, tree, batch, final); err != nil {
 					t.Fatal(err)
 				}
 				if err := r.afterFit(p, res, fit, batch, final, start); err != nil {
 					t.Fatal(err)
 				}
+			}
+			if c.rows > 0 && sampledFits == 0 {
+				t.Errorf("no fit scored on a sample of %d rows", c.rows)
 			}
 		})
 	}

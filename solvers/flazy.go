@@ -34,6 +34,11 @@ func (r *rounds) bounds(mass float64) {
 	n := math.Abs(r.nHat) * mass
 	for i := range L {
 		r.evaluated[i] = false
+		if r.onSample(i) {
+			// A bound carried from an exact score does not hold for
+			// the sample's.
+			r.l1ub[i] = math.Inf(1)
+		}
 		cells := float64(len(r.tabs[i]))
 		if r.scan.eff != nil {
 			cells = r.scan.eff[i]
@@ -43,6 +48,9 @@ func (r *rounds) bounds(mass float64) {
 	}
 	for q := range r.coarse {
 		k := &r.coarse[q]
+		if r.onSample(k.base) {
+			r.l1ub[L+q] = math.Inf(1)
+		}
 		r.l1ub[L+q] = min(r.l1ub[L+q], (r.records+n)*(1+lazyBoundSlack))
 		r.upper[L+q] = r.fp.weights[k.base] * (r.l1ub[L+q] - math.Sqrt(2/math.Pi)*r.sigma*float64(k.groups()))
 	}
@@ -96,9 +104,11 @@ func modelMass(m *model.Model, sizes []int) (float64, error) {
 	return s, nil
 }
 
-// evaluate computes the exact scores of the candidates and coarse pairs in
-// idx (indices into r.scoresAll) not yet computed on this model: one
-// Marginals batch for their tables, then the scan. A candidate the model
+// evaluate computes the scores of the candidates and coarse pairs in idx
+// (indices into r.scoresAll) not yet computed on this model: one Marginals
+// batch for their tables (or, once the model outgrows its sample, exact
+// marginals for the covered candidates and the sample's for the others:
+// evaluateSampled), then the scan. A candidate the model
 // cannot marginalise leaves the running (r.active nil, score −Inf). The
 // first error is kept in r.evalErr.
 func (r *rounds) evaluate(m *model.Model, idx []int) {
@@ -111,6 +121,14 @@ func (r *rounds) evaluate(m *model.Model, idx []int) {
 		if !r.evaluated[i] && r.active[i] != nil && r.outs[i] == nil {
 			r.outs[i] = r.bufs[i]
 			todo = append(todo, i)
+		}
+	}
+	// The candidates scored on a sample of the model (fsampled.go).
+	var sampled []int
+	if r.sampledOn() {
+		todo, sampled = r.sampled.split(todo)
+		for _, i := range sampled {
+			r.outs[i] = nil
 		}
 	}
 	// A carried set's marginal costs a pass of its carried attribute
@@ -144,7 +162,7 @@ func (r *rounds) evaluate(m *model.Model, idx []int) {
 				continue
 			}
 			for _, j := range cg.Sets {
-				if !r.evaluated[j] && r.active[j] != nil && r.outs[j] == nil {
+				if !r.evaluated[j] && r.active[j] != nil && r.outs[j] == nil && !r.onSample(j) {
 					r.outs[j] = r.bufs[j]
 					todo = append(todo, j)
 				}
@@ -163,8 +181,25 @@ func (r *rounds) evaluate(m *model.Model, idx []int) {
 				}
 			}
 		}
+	}
+	if len(sampled) > 0 && r.evalErr == nil {
+		if r.evalErr = r.sampled.draw(r.ctx, m, r.rnd); r.evalErr == nil {
+			r.sampled.tables(r.team, r.fp.cands, sampled, r.bufs)
+		}
+		todo = append(todo, sampled...)
+	}
+	if len(todo) > 0 && r.evalErr == nil {
 		r.scan.runSubset(r.team, todo)
 	}
+	r.record(idx, todo)
+}
+
+// record keeps the scores of todo that evaluate computed (and their L1
+// distances as the bounds to carry over the next fit, except those from
+// a sample) and computes the coarse pairs' of idx from their candidates'
+// marginals.
+func (r *rounds) record(idx, todo []int) {
+	L := len(r.fp.cands)
 	for _, i := range todo {
 		r.outs[i] = nil
 		r.evaluated[i] = true
@@ -173,6 +208,9 @@ func (r *rounds) evaluate(m *model.Model, idx []int) {
 			continue
 		}
 		r.l1ub[i] = r.scan.l1[i]
+		if r.onSample(i) {
+			r.l1ub[i] = math.Inf(1)
+		}
 	}
 	for _, i := range idx {
 		if i < L {
@@ -183,10 +221,14 @@ func (r *rounds) evaluate(m *model.Model, idx []int) {
 			r.scoresAll[i] = math.Inf(-1)
 			continue
 		}
-		var l1 float64
+		var l1, extra float64
 		l1, r.gscratch = k.l1(r.tabs[k.base], r.bufs[k.base], r.nHat, r.gscratch)
 		r.l1ub[i] = l1
-		r.scoresAll[i] = r.fp.weights[k.base] * (l1 - math.Sqrt(2/math.Pi)*r.sigma*float64(k.groups()))
+		if r.onSample(k.base) {
+			r.l1ub[i] = math.Inf(1)
+			extra, r.gscratch = groupedSampledAllowance(k, r.bufs[k.base], r.nHat, r.sampled.rows, r.gscratch)
+		}
+		r.scoresAll[i] = r.fp.weights[k.base] * (l1 - math.Sqrt(2/math.Pi)*r.sigma*float64(k.groups()) - extra)
 	}
 }
 
