@@ -417,7 +417,9 @@ func (m *Model) compile(sets [][]int) *batch {
 		}
 	}
 	pj := &planJob{m: m, sets: sets, out: make([]setChoice, len(sets)), need: make([][]bool, m.workers)}
-	m.splitFor(len(sets), pj)
+	if len(sets) > 0 {
+		m.splitFor(len(sets), pj)
+	}
 	for _, nw := range pj.need {
 		for c, ok := range nw {
 			need[c] = need[c] || ok

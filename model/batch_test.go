@@ -615,4 +615,7 @@ func TestMarginalCosts(t *testing.T) {
 	if of[4] < 0 {
 		t.Errorf("the pair {0, 3} is not carried: the test no longer covers carries")
 	}
+	if got := m.MarginalCosts(nil); len(got) != 0 {
+		t.Errorf("MarginalCosts(nil) = %v, want none", got)
+	}
 }
