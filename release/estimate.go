@@ -218,6 +218,9 @@ func (e *Estimate) addPlan(p *solvers.Plan) {
 	if c := p.Params["candidate_cells"]; c > 0 {
 		e.Parts = append(e.Parts, EstimatePart{"candidate count tables and the model's marginals", satMul(c, 16)})
 	}
+	if b := p.Params["score_sample_bytes"]; b > 0 {
+		e.Parts = append(e.Parts, EstimatePart{"the rounds' sample of the model for scoring (at most 2^20 rows) and its conditionals", uint64(b)})
+	}
 	e.sum()
 }
 

@@ -258,6 +258,7 @@ func (s *Project) planFactored(sh *Shape, plan *Plan, rho float64) error {
 		cells += float64(cellsOf(dom, c))
 	}
 	plan.Params["candidate_cells"] = cells
+	plan.Params["score_sample_bytes"] = float64(sampledBytes(dom.Sizes(), fp.cap))
 	plan.Params["rounds_nominal"] = float64(fp.rounds)
 	fp.batch = batchSize(fp.rounds)
 	plan.Params["batch"] = float64(fp.batch)

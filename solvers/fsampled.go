@@ -52,6 +52,21 @@ func sampledRows(nHat float64) int {
 	return int(math.Ceil(min(max(math.Abs(nHat), minSampledRows), maxSampledRows)))
 }
 
+// sampledBytes bounds the memory of the rounds' sample on a domain of
+// these attribute sizes under a model cap of capBytes: the most rows a
+// sample has, one or two bytes per value, and the conditionals and alias
+// tables it is drawn from (20 bytes per model cell, 8 bytes a cell).
+func sampledBytes(sizes []int, capBytes uint64) uint64 {
+	if slices.Max(sizes) > 1<<16 {
+		return 0
+	}
+	per := uint64(1)
+	if slices.Max(sizes) > 1<<8 {
+		per = 2
+	}
+	return maxSampledRows*uint64(len(sizes))*per + capBytes/8*20
+}
+
 // sampledScores holds the rounds' sample of the current model and which
 // candidates it scores.
 type sampledScores struct {
