@@ -136,8 +136,9 @@ type rounds struct {
 
 	round, fits int
 
-	// sampled scores the candidates no clique covers on a sample of the
-	// model once it outgrows the sample (fsampled.go; nil: never).
+	// sampled scores on a sample of the model the candidates whose exact
+	// marginals would cost more than the sample (fsampled.go; nil: never,
+	// without randomness or past 16-bit codes).
 	sampled *sampledScores
 	ctx     context.Context
 	rnd     *privacy.Rand

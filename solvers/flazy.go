@@ -106,9 +106,9 @@ func modelMass(m *model.Model, sizes []int) (float64, error) {
 
 // evaluate computes the scores of the candidates and coarse pairs in idx
 // (indices into r.scoresAll) not yet computed on this model: one Marginals
-// batch for their tables (or, once the model outgrows its sample, exact
-// marginals for the covered candidates and the sample's for the others:
-// evaluateSampled), then the scan. A candidate the model
+// batch for their tables, except the candidates scored on a sample of the
+// model (sampledScores: the sample's tables), then the scan. A candidate
+// the model
 // cannot marginalise leaves the running (r.active nil, score −Inf). The
 // first error is kept in r.evalErr.
 func (r *rounds) evaluate(m *model.Model, idx []int) {

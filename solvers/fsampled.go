@@ -13,12 +13,14 @@ import (
 // Scores on a sample of the model. A candidate that no clique of the
 // model covers has a marginal only through the tree: a carry of one of its
 // attributes across the cliques between them, or variable elimination over
-// them, each about a pass over the model's cells. Once the model has more
-// cells than a sample of it has rows, the rounds score those candidates on
-// a sample instead: M rows drawn from the model (independently, along the
-// junction tree) answer every such candidate with M reads, whatever the
-// model's size. The covered candidates keep their exact marginals (a sum
-// over one clique's belief).
+// them, each about a pass over the model's cells. Where that would touch
+// more cells than a sample of the model has rows (and the reads saved pay
+// for drawing the sample: sampledScores.reset), the rounds score the
+// candidate on a sample instead: M rows drawn from the model
+// (independently, along the junction tree) answer every such candidate
+// with M reads, whatever the model's size. The covered candidates keep
+// their exact marginals (a sum over one clique's belief), and the selected
+// candidate's exact marginal is taken for the annealing test.
 //
 // The sample's marginal p̂ = (cell counts)/M is unbiased, with variance
 // p(1−p)/M per cell; its noise adds to the L1 distance ‖t − n̂·p̂‖₁ about
@@ -29,7 +31,8 @@ import (
 // M is the estimated record count n̂, within [minSampledRows,
 // maxSampledRows]: a sample as large as the data, whose noise per cell is
 // the data's own sampling noise (about √count), never so small that its
-// noise swamps small tables, and never larger than 2 MiB per attribute.
+// noise swamps small tables, and never more than 1 MiB per attribute
+// (2 MiB with 16-bit codes).
 //
 // Privacy: the sample is drawn from the model, which is fitted to released
 // measurements only, with the solver's randomness; given the sample, a
