@@ -182,8 +182,8 @@ type sampler struct {
 // is not calibrated.
 func (m *Model) Sample(ctx context.Context, n int64, method SampleMethod, r Rand, batch int, emit func(rows []int32) error) error {
 	m.mustCalibrated()
-	if n < 0 || n > maxSampleRows {
-		return fmt.Errorf("model: cannot sample %d rows (want 0 to 2^53)", n)
+	if err := checkSampleRows(n); err != nil {
+		return err
 	}
 	if method != Systematic && method != IID && method != Stratified {
 		return fmt.Errorf("model: unknown sample method %v", method)
@@ -222,17 +222,17 @@ func (m *Model) Sample(ctx context.Context, n int64, method SampleMethod, r Rand
 // goroutines over one set of conditionals; emit(k, rows) receives part k's
 // rows in order (row-major, as Sample's) and is called concurrently for
 // different parts. The rows do not depend on the number of cores. It
-// returns the first error of a part (emit's, or ctx.Err()), or an error for
-// a negative n[k]; it panics if len(rs) != len(n) or the model is not
-// calibrated.
+// returns the parts' errors joined (emit's, or ctx.Err()), or an error for
+// an n[k] outside 0 to 2^53; it panics if len(rs) != len(n) or the model is
+// not calibrated.
 func (m *Model) SampleIIDParts(ctx context.Context, n []int64, rs []Rand, emit func(part int, rows []int32) error) error {
 	m.mustCalibrated()
 	if len(rs) != len(n) {
 		panic("model: SampleIIDParts with a stream count unlike the parts'")
 	}
 	for _, k := range n {
-		if k < 0 || k > maxSampleRows {
-			return fmt.Errorf("model: cannot sample %d rows (want 0 to 2^53)", k)
+		if err := checkSampleRows(k); err != nil {
+			return err
 		}
 	}
 	levels := m.levels()
@@ -255,6 +255,14 @@ func (m *Model) SampleIIDParts(ctx context.Context, n []int64, rs []Rand, emit f
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// checkSampleRows refuses a row count outside 0 to 2^53.
+func checkSampleRows(n int64) error {
+	if n < 0 || n > maxSampleRows {
+		return fmt.Errorf("model: cannot sample %d rows (want 0 to 2^53)", n)
+	}
+	return nil
 }
 
 // levels builds the cumulative conditionals of every clique from the

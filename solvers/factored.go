@@ -635,8 +635,8 @@ func (j *candScan) scoreOne(i int) {
 		cells = j.eff[i]
 	}
 	bias := math.Sqrt(2/math.Pi) * j.sigma * cells
-	if sm := j.sampled; sm != nil && sm.on && sm.is[i] {
-		bias += sampledAllowance(buf, j.maskOf(i), j.nHat, sm.rows)
+	if j.sampled.onSample(i) {
+		bias += sampledAllowance(buf, j.maskOf(i), j.nHat, j.sampled.rows)
 	}
 	j.l1[i] = l1
 	j.scores[i] = j.weights[i] * (l1 - bias)

@@ -333,7 +333,7 @@ func (r *rounds) selectBatch(p *Problem, fit *factoredFit, final bool) (batch []
 			return nil, nil, false, err
 		}
 		c := fp.cands[sel]
-		if r.sampledOn() && r.sampled.is[sel] {
+		if r.onSample(sel) {
 			// The model's exact marginal, for the annealing test.
 			if err := fit.cur.Marginal(c, r.bufs[sel]); err != nil {
 				return nil, nil, false, err

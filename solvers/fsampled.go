@@ -60,14 +60,24 @@ func sampledRows(nHat float64) int {
 // sample has, one or two bytes per value, and the conditionals and alias
 // tables it is drawn from (20 bytes per model cell, 8 bytes a cell).
 func sampledBytes(sizes []int, capBytes uint64) uint64 {
-	if slices.Max(sizes) > 1<<16 {
+	per := codeBytes(sizes)
+	if per == 0 {
 		return 0
 	}
-	per := uint64(1)
-	if slices.Max(sizes) > 1<<8 {
-		per = 2
+	return maxSampledRows*uint64(len(sizes))*uint64(per) + capBytes/8*20
+}
+
+// codeBytes is the bytes a sample keeps per value on a domain of these
+// attribute sizes: 1 when every attribute has at most 256 values, 2 up to
+// 65,536, else 0 (no sample: those rounds score exactly).
+func codeBytes(sizes []int) int {
+	switch mx := slices.Max(sizes); {
+	case mx <= 1<<8:
+		return 1
+	case mx <= 1<<16:
+		return 2
 	}
-	return maxSampledRows*uint64(len(sizes))*per + capBytes/8*20
+	return 0
 }
 
 // sampledScores holds the rounds' sample of the current model and which
@@ -92,15 +102,13 @@ type sampledScores struct {
 // than 65,536 values (the sample keeps 16-bit codes; those rounds score
 // exactly).
 func newSampledScores(sizes []int, cands int, nHat float64) *sampledScores {
-	for _, s := range sizes {
-		if s > 1<<16 {
-			return nil
-		}
-	}
 	s := &sampledScores{rows: sampledRows(nHat), sizes: sizes, is: make([]bool, cands)}
-	if slices.Max(sizes) <= 1<<8 {
+	switch codeBytes(sizes) {
+	case 0:
+		return nil
+	case 1:
 		s.cols8 = make([][]uint8, len(sizes))
-	} else {
+	default:
 		s.cols16 = make([][]uint16, len(sizes))
 	}
 	return s
@@ -291,8 +299,8 @@ func groupedSampledAllowance(k *coarsePair, p []float64, nHat float64, rows int,
 	return sampledAllowance(g, nil, nHat, rows), g
 }
 
-// splitSampled moves the candidates of todo scored on the sample out of
-// it and returns them (in s.list).
+// split moves the candidates of todo scored on the sample out of it and
+// returns them (in s.list).
 func (s *sampledScores) split(todo []int) (exact, sampled []int) {
 	exact, sampled = todo[:0], s.list[:0]
 	for _, i := range todo {
@@ -306,9 +314,13 @@ func (s *sampledScores) split(todo []int) (exact, sampled []int) {
 	return exact, sampled
 }
 
+// onSample reports whether candidate i's score on the current model is
+// from the sample (false on a nil s).
+func (s *sampledScores) onSample(i int) bool { return s != nil && s.on && s.is[i] }
+
 // sampledOn reports whether the current model's scores are sampled.
 func (r *rounds) sampledOn() bool { return r.sampled != nil && r.sampled.on }
 
 // onSample reports whether candidate i's score on the current model is
 // from the sample.
-func (r *rounds) onSample(i int) bool { return r.sampledOn() && r.sampled.is[i] }
+func (r *rounds) onSample(i int) bool { return r.sampled.onSample(i) }
