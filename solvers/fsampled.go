@@ -140,7 +140,7 @@ func (s *sampledScores) reset(m *model.Model, cands [][]int) {
 
 // drawReads is what drawing one value of the sample costs, in reads of a
 // table cell: about 20 (a row of 64 values drawn along the junction tree,
-// 1.3 µs, against about 1 ns per row read in a table count on this kind of
+// about 1.2 µs, against under 1 ns per row read in a table count on this kind of
 // machine: BenchmarkSampledTables and a profile of wide64-2way).
 const drawReads = 20
 
