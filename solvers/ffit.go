@@ -219,6 +219,10 @@ func (f *factoredFit) add(t *model.Tree, ms ...fmeas) {
 	}
 	// In the ℓ1 geometry a safe first step is the inverse of twice the
 	// largest curvature, bounded by 2·Σ_j w_j over every measured cell.
+	// Each fit on new measurements starts from it: at the minimum of the
+	// last fit the line search accepts ever smaller steps (the loss changes
+	// only by rounding), and a step carried from there froze the next fit
+	// (the rounds then annealed on a model that had not moved).
 	sw := 0.0
 	for _, m := range f.meas {
 		if m.cw == nil {
@@ -227,9 +231,7 @@ func (f *factoredFit) add(t *model.Tree, ms ...fmeas) {
 			sw += m.w * m.maxCW()
 		}
 	}
-	if f.step == 0 || f.step > 1/(2*sw) {
-		f.step = 1 / (2 * sw)
-	}
+	f.step = 1 / (2 * sw)
 	f.cur.Calibrate()
 	f.loss = f.evaluate(f.cur, f.mu)
 }
