@@ -39,6 +39,9 @@ type lsFit struct {
 	// sure, when set, chooses the stopping step by Stein's unbiased risk
 	// estimate (see useSURE).
 	sure *sureState
+	// from, when set, is where the fit starts (startFrom): log-weights
+	// computed from the measurements (y, w) into theta.
+	from func(y, w, theta []float64)
 
 	step float64 // current step size
 	loss float64 // loss at d
@@ -98,6 +101,16 @@ func (f *lsFit) start(theta []float64) {
 	f.sm.Apply(f.theta, f.d)
 	f.loss = f.evaluate(f.d)
 	f.op.Adjoint(f.res, f.grad)
+}
+
+// startFrom starts the fit at from(y, w), a function of the
+// measurements; SURE's shadow fit (useSURE, called after) starts at
+// from(y', w) of its own perturbed measurements, so that the divergence
+// it estimates includes the start's.
+func (f *lsFit) startFrom(from func(y, w, theta []float64)) {
+	f.from = from
+	from(f.y, f.w, f.th2)
+	f.start(f.th2)
 }
 
 // run takes up to iters accepted steps, stopping early when the relative
@@ -213,7 +226,11 @@ func (f *lsFit) useSURE(norm func() float64, delta float64, patience int) {
 		}
 	}
 	s.shadow = newLSFit(f.op, y2, f.w, f.team)
-	s.shadow.start(nil)
+	if f.from != nil {
+		s.shadow.startFrom(f.from)
+	} else {
+		s.shadow.start(nil)
+	}
 	f.sure = s
 	s.record(f) // iteration 0: the uniform distribution
 }

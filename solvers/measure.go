@@ -115,6 +115,9 @@ type measured struct {
 	nHat float64
 	// groupSigma is each group's noise in fractions of nHat.
 	groupSigma []float64
+	// marginals are the measured marginal tables, whose rows come first
+	// (nil: none).
+	marginals *query.Workload
 }
 
 // marginalWorkload builds the workload of the groups' marginal sets.
@@ -278,7 +281,7 @@ func measure(p *Problem, groups []group, nb Neighbours, count *countPlan) (*meas
 		}
 		nHat = estimateN(ms, mv)
 	}
-	out := &measured{nHat: nHat}
+	out := &measured{nHat: nHat, marginals: mw}
 	var ops []Operator
 	for i, v := range margNoisy {
 		out.y = append(out.y, v/nHat)

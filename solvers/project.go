@@ -293,7 +293,11 @@ func (s *Project) Solve(ctx context.Context, p *Problem) (*Result, error) {
 	team := par.NewTeam(0)
 	defer team.Close()
 	fit := newLSFit(ms.op, ms.y, ms.w, team)
-	fit.start(nil)
+	if s.Setting == Tuned && ms.marginals != nil {
+		fit.startFrom(newOneWayStart(p.Workload.Domain().Sizes(), ms.marginals, ms.nHat).theta)
+	} else {
+		fit.start(nil)
+	}
 	if v := variant; v != nil {
 		fit.trace = v.fitTrace
 	}

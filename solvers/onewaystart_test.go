@@ -1,0 +1,64 @@
+package solvers
+
+import (
+	"math"
+	"testing"
+
+	"github.com/dpsynth/synth/query"
+	"github.com/dpsynth/synth/universe"
+)
+
+// TestOneWayStart checks the start's log-weights against the estimates
+// worked by hand: attribute a (2 values) is in the pair only; attribute b
+// (3 values) is in the pair and in its own table, whose estimates combine
+// with weights 1/σ² × c_b/c_T (pair: 4 × 3/6 = 2; one-way: 1 × 3/3 = 1);
+// attribute c is in no table and starts uniform; a negative estimate is
+// floored at half a record.
+func TestOneWayStart(t *testing.T) {
+	dom, err := universe.ParseDomain([]byte(`{"a": 2, "b": 3, "c": 2}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mw, err := query.Build(dom, &query.Spec{Families: []query.FamilySpec{{Type: "marginals", Sets: [][]string{{"a", "b"}, {"b"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const nHat = 100
+	// The pair (a, b), b fastest: a = 0 holds 0.1, 0.2, 0.1; a = 1 holds
+	// 0.3, −0.02, 0.3. Then b's own table.
+	y := []float64{0.1, 0.2, 0.1, 0.3, -0.02, 0.3, 0.5, 0.1, 0.4}
+	w := []float64{4, 4, 4, 4, 4, 4, 1, 1, 1}
+	// a: the pair's row sums 0.4 and 0.58, normalised.
+	pa := []float64{0.4 / 0.98, 0.58 / 0.98}
+	// b: (2 × column sums (0.4, 0.18, 0.4) + 1 × (0.5, 0.1, 0.4)) / 3.
+	pb := []float64{(0.8 + 0.5) / 3, (0.36 + 0.1) / 3, (0.8 + 0.4) / 3}
+	sum := pb[0] + pb[1] + pb[2]
+	for v := range pb {
+		pb[v] /= sum
+	}
+	got := make([]float64, 12)
+	newOneWayStart(dom.Sizes(), mw, nHat).theta(y, w, got)
+	for i := range got {
+		va, vb := i/6, (i/2)%3
+		want := math.Log(pa[va]) + math.Log(pb[vb]) // c adds 0 (uniform)
+		if math.Abs(got[i]-want) > 1e-12 {
+			t.Errorf("theta[%d] (a=%d, b=%d) = %.12f, want %.12f", i, va, vb, got[i], want)
+		}
+	}
+
+	// A negative estimate is floored at half a record, 0.5/n̂.
+	y[3], y[4], y[5] = -0.3, -0.3, -0.3 // a = 1: row sum −0.9
+	newOneWayStart(dom.Sizes(), mw, nHat).theta(y, w, got)
+	floor := 0.5 / nHat
+	if d, want := got[6]-got[0], math.Log(floor/0.4); math.Abs(d-want) > 1e-12 {
+		t.Errorf("theta[6] − theta[0] = %.12f, want log(%g/0.4) = %.12f", d, floor, want)
+	}
+
+	// No measured table: every cell starts at 0 (uniform).
+	newOneWayStart(dom.Sizes(), nil, nHat).theta(y, w, got)
+	for i, v := range got {
+		if v != 0 {
+			t.Errorf("without tables theta[%d] = %g, want 0", i, v)
+		}
+	}
+}
