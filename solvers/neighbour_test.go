@@ -553,10 +553,14 @@ func lossCheck(events []event, c1, c2 map[string]int, n int, eps float64) (exces
 }
 
 func TestNeighbourPrivacyLoss(t *testing.T) {
-	wl := fwWorkload(t, `{"a": 2, "b": 2}`, `{"families": [{"type": "marginals", "sets": [["a"], ["b"]]}]}`)
 	n := neighbourRuns()
 	for ri, row := range neighbourRows {
 		t.Run(strings.ReplaceAll(row.name, " ", "-"), func(t *testing.T) {
+			// The rows are independent (each its own workload, problems and
+			// seeds) and run side by side: the test is most of the package's
+			// time.
+			t.Parallel()
+			wl := fwWorkload(t, `{"a": 2, "b": 2}`, `{"families": [{"type": "marginals", "sets": [["a"], ["b"]]}]}`)
 			p1, p2 := neighbourProblems(t, row, wl)
 			for _, under := range []bool{false, true} {
 				s := row.solver(under)
