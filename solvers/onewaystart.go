@@ -61,18 +61,15 @@ func (o *oneWayStart) theta(y, w, theta []float64) {
 		o.weights[a] = 0
 	}
 	for _, t := range o.tables {
-		stride := t.Cells
-		for _, a := range t.Attrs {
-			n := o.sizes[a]
-			stride /= n
-			// Every cell of T counts once towards its value of a: the sum
-			// over the other attributes, with variance σ_T²·c_T/c_a.
-			wt := w[t.Offset] * float64(n) / float64(t.Cells)
-			est := o.est[a]
-			for c := range t.Cells {
-				est[(c/stride)%n] += wt * y[t.Offset+c]
+		m := fmeas{set: t.Attrs, y: y[t.Offset : t.Offset+t.Cells], w: w[t.Offset]}
+		for k, a := range t.Attrs {
+			// T summed over its other attributes: a's counts, with the
+			// summed variance σ_T²·c_T/c_a (weight w_T·c_a/c_T).
+			one := sumOut(o.sizes, m, k)
+			for v, c := range one.y {
+				o.est[a][v] += one.w * c
 			}
-			o.weights[a] += wt
+			o.weights[a] += one.w
 		}
 	}
 	// theta over the universe: the product, attribute by attribute, the
