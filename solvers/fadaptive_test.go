@@ -3,6 +3,7 @@ package solvers
 import (
 	"context"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -142,6 +143,40 @@ func TestRoundsAnneal(t *testing.T) {
 	}
 }
 
+// TestRoundsCoarseScoreSigma checks that a batch's selections score the
+// coarse pairs with the σ of the batch's first measurement, as the
+// candidates and the bounds: the batch's last spend may recalibrate r.sigma
+// (to spend what is left), and a coarse pair scored with a smaller σ than
+// its bound's could exceed the bound, which the lazy selection refuses
+// with a panic.
+func TestRoundsCoarseScoreSigma(t *testing.T) {
+	fx := loadFixture(t, "adult-reduced", nil, 3)
+	_, _, fit, r := startRounds(t, fx, &Project{}, AddRemove, 0.5)
+	if len(r.coarse) == 0 {
+		t.Fatal("no coarse pairs: the test needs the middle regime's")
+	}
+	if _, err := r.score(context.Background(), fit); err != nil {
+		t.Fatal(err)
+	}
+	L := len(r.fp.cands)
+	idx := make([]int, len(r.coarse))
+	for q := range r.coarse {
+		idx[q] = L + q
+	}
+	r.evaluate(fit.cur, idx)
+	want := slices.Clone(r.scoresAll[L:])
+	r.sigma /= 3 // as the batch's last spend may
+	r.evaluate(fit.cur, idx)
+	if r.evalErr != nil {
+		t.Fatal(r.evalErr)
+	}
+	for q, i := range idx {
+		if got := r.scoresAll[i]; got != want[q] || got > r.upper[i] {
+			t.Errorf("coarse pair %d after σ changed in the batch: score %v, want %v (bound %v)", q, got, want[q], r.upper[i])
+		}
+	}
+}
+
 // TestRoundsSteps runs the adaptive rounds step by step, as solveFactored
 // does, and checks each step's effect on the rounds' state: the batch's
 // size, the measured and covered sets, the tree, the trace, the annealing
@@ -263,6 +298,7 @@ func TestRoundsChooseLazy(t *testing.T) {
 		{"one per fit", &Project{}, ReplaceOne, 1, 0},
 		{"add-remove, middle regime", &Project{}, AddRemove, 0.5, 0},
 		{"batches of 4", &Project{Rounds: 200}, AddRemove, 1, 0},
+		{"batches of 4, middle regime", &Project{Rounds: 200}, AddRemove, 0.5, 0},
 		{"small ε", &Project{}, AddRemove, 0.05, 0},
 		{"scores on a sample", &Project{}, AddRemove, 1, 512},
 		{"scores on a sample, middle regime", &Project{}, AddRemove, 0.5, 512},

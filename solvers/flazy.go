@@ -228,7 +228,9 @@ func (r *rounds) record(idx, todo []int) {
 			r.l1ub[i] = math.Inf(1)
 			extra, r.gscratch = groupedSampledAllowance(k, r.bufs[k.base], r.nHat, r.sampled.rows, r.gscratch)
 		}
-		r.scoresAll[i] = r.fp.weights[k.base] * (l1 - math.Sqrt(2/math.Pi)*r.sigma*float64(k.groups()) - extra)
+		// The batch's σ, as the candidates' scores (candScan) and the
+		// bounds: a batch's last spend may recalibrate r.sigma.
+		r.scoresAll[i] = r.fp.weights[k.base] * (l1 - math.Sqrt(2/math.Pi)*r.scan.sigma*float64(k.groups()) - extra)
 	}
 }
 
