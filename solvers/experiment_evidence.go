@@ -17,8 +17,13 @@ import (
 // of variantKeys build the one variant, those of settingKeys set the
 // exported settings of every new Project. An unknown key or a bad value
 // stops the program, so that a typo never runs the default rules under a
-// variant's name.
+// variant's name. SYNTH_ROUNDS_LOG=1 writes the factored adaptive rounds'
+// log (one line per selection) to stderr.
 func init() {
+	if os.Getenv("SYNTH_ROUNDS_LOG") != "" {
+		// The adaptive rounds' log (one line per selection) on stderr.
+		debugRound = func(m string) { fmt.Fprintln(os.Stderr, m) }
+	}
 	spec := os.Getenv("SYNTH_EXPERIMENT")
 	if spec == "" {
 		return
