@@ -209,7 +209,7 @@ func (t *Tally) addRows(rows []int32, cnt []int64) {
 	if n == 0 {
 		return
 	}
-	t.initCols()
+	t.initCols(min(n, tallyChunk))
 	nb := len(t.w.blocks)
 	workers := min(runtime.GOMAXPROCS(0), nb)
 	if n*nb < tallyParallel {
@@ -247,21 +247,28 @@ func (t *Tally) addRows(rows []int32, cnt []int64) {
 }
 
 // initCols allocates the column scratch of addRows for the attributes
-// some block reads.
-func (t *Tally) initCols() {
-	if t.cols != nil {
+// some block reads, for chunks of up to rows rows: a tally of a few rows
+// (one per solve of a small problem) does not clear a whole chunk's
+// columns.
+func (t *Tally) initCols(rows int) {
+	if len(t.wts) >= rows {
 		return
 	}
-	t.cols = make([][]int32, t.w.dom.Len())
-	for bi := range t.w.blocks {
-		for _, a := range t.w.blocks[bi].attrs {
-			if t.cols[a] == nil {
-				t.cols[a] = make([]int32, tallyChunk)
-				t.used = append(t.used, a)
+	if t.cols == nil {
+		t.cols = make([][]int32, t.w.dom.Len())
+		for bi := range t.w.blocks {
+			for _, a := range t.w.blocks[bi].attrs {
+				if t.cols[a] == nil {
+					t.cols[a] = []int32{}
+					t.used = append(t.used, a)
+				}
 			}
 		}
 	}
-	t.wts = make([]float64, tallyChunk)
+	for _, a := range t.used {
+		t.cols[a] = make([]int32, rows)
+	}
+	t.wts = make([]float64, rows)
 }
 
 // transpose writes the codes of rows [lo, hi) of the attributes blocks read
