@@ -512,8 +512,9 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 
 // solveMeasured runs the non-adaptive plan: one discrete Gaussian
 // measurement of every planned group, n̂, and one fit on the plan's tree
-// (or, with selectSets, on the sets chosen from the noisy tables), stopped
-// by SURE in the tuned setting.
+// (or, with selectSets, on the sets chosen from the noisy tables), started
+// at the product of the one-way tables the measurements imply and stopped
+// by SURE in the tuned setting, as the explicit fit.
 //
 // Privacy: the measurements are the plan's charges (one per group); the
 // choice of sets, n̂ and the fit are post-processing.
@@ -548,6 +549,11 @@ func (s *Project) solveMeasured(ctx context.Context, p *Problem, plan *Plan, fit
 		plan.Params["sets_fitted"] = float64(len(ms))
 	}
 	fit.add(tree, ms...)
+	if s.Setting == Tuned {
+		// The explicit fit's start (oneWayStart): SURE's early stop
+		// shrinks towards it.
+		fit.startOneWay(newOneWayStart(dom.Sizes(), nil, nHat))
+	}
 	if s.Setting == Tuned && !s.Converge {
 		fit.useSURE(p.Rand.NormFloat64, 0.01, 25)
 	}

@@ -81,6 +81,9 @@ type factoredFit struct {
 	// sure, when set, chooses the stopping step by Stein's unbiased risk
 	// estimate, as lsFit's sureState does on the explicit model.
 	sure *fsure
+	// oneWay, when set, is where the fit started (startOneWay); SURE's
+	// shadow starts there from its own measurements.
+	oneWay *oneWayStart
 }
 
 // fsure is SURE for the factored fit: a shadow fit on measurements
@@ -124,12 +127,18 @@ func (f *factoredFit) useSURE(norm func() float64, delta float64, patience int) 
 		su.bestPhi = append(su.bestPhi, make([]float64, len(m.y)))
 	}
 	sh.add(f.tree, ms...)
-	for j := range f.phi {
-		copy(sh.phi[j], f.phi[j])
+	if f.oneWay != nil {
+		// The shadow's start from its own perturbed measurements, so
+		// that the divergence SURE estimates includes the start's.
+		sh.startOneWay(f.oneWay)
+	} else {
+		for j := range f.phi {
+			copy(sh.phi[j], f.phi[j])
+		}
+		sh.cur.CopyFrom(f.cur)
+		sh.cur.Calibrate()
+		sh.loss = sh.evaluate(sh.cur, sh.mu)
 	}
-	sh.cur.CopyFrom(f.cur)
-	sh.cur.Calibrate()
-	sh.loss = sh.evaluate(sh.cur, sh.mu)
 	su.shadow = sh
 	f.sure = su
 	su.record(f)
@@ -178,6 +187,24 @@ func (f *factoredFit) restoreBest() {
 	for j := range f.phi {
 		copy(f.phi[j], su.bestPhi[j])
 	}
+	f.rebuild()
+}
+
+// startOneWay starts the fit at the product of the one-way tables its
+// measurements imply (oneWayStart.potentials), in place of the potentials
+// it has: call it right after the first add, before useSURE and run.
+// Post-processing.
+func (f *factoredFit) startOneWay(o *oneWayStart) {
+	f.oneWay = o
+	for _, p := range f.phi {
+		clear(p)
+	}
+	o.potentials(f.meas, f.phi)
+	f.rebuild()
+}
+
+// rebuild makes the current model anew from the potentials.
+func (f *factoredFit) rebuild() {
 	f.cur.Close()
 	f.cur = model.New(f.tree, f.settings)
 	f.cur.AddThetas(f.sets, 1, f.phi)

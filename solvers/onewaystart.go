@@ -6,9 +6,10 @@ import (
 	"github.com/dpsynth/synth/query"
 )
 
-// oneWayStart is where the explicit fit's path starts: the product of the
+// oneWayStart is where the tuned fits' paths start: the product of the
 // one-way tables that the noisy marginal tables imply, as log-weights over
-// the universe.
+// the universe (theta, the explicit fit) or as potentials of the factored
+// fit's measurements (potentials, the factored model's measured plan).
 //
 // The fit is entropic mirror descent stopped early by SURE, and early
 // stopping shrinks the fit towards its start. From the uniform
@@ -56,21 +57,9 @@ func newOneWayStart(sizes []int, mw *query.Workload, nHat float64) *oneWayStart 
 // 1/σ², both in fractions) into theta, one per universe cell (the last
 // attribute fastest).
 func (o *oneWayStart) theta(y, w, theta []float64) {
-	for a := range o.sizes {
-		clear(o.est[a])
-		o.weights[a] = 0
-	}
+	o.reset()
 	for _, t := range o.tables {
-		m := fmeas{set: t.Attrs, y: y[t.Offset : t.Offset+t.Cells], w: w[t.Offset]}
-		for k, a := range t.Attrs {
-			// T summed over its other attributes: a's counts, with the
-			// summed variance σ_T²·c_T/c_a (weight w_T·c_a/c_T).
-			one := sumOut(o.sizes, m, k)
-			for v, c := range one.y {
-				o.est[a][v] += one.w * c
-			}
-			o.weights[a] += one.w
-		}
+		o.add(fmeas{set: t.Attrs, y: y[t.Offset : t.Offset+t.Cells], w: w[t.Offset]})
 	}
 	// theta over the universe: the product, attribute by attribute, the
 	// last fastest (the expansion runs backwards so that it can stay in
@@ -90,6 +79,63 @@ func (o *oneWayStart) theta(y, w, theta []float64) {
 	}
 	if size != len(theta) {
 		panic("solvers: oneWayStart: theta is not the universe's size")
+	}
+}
+
+// potentials writes the start into the factored fit's potentials phi (one
+// per measurement of ms, all zero on entry): each attribute's log-shares,
+// estimated from ms as theta's, go to the first measurement holding the
+// attribute, so that the model exp(Σ_j φ_j) is the product of the one-way
+// estimates. An attribute in no measurement starts uniform.
+func (o *oneWayStart) potentials(ms []fmeas, phi [][]float64) {
+	o.reset()
+	for _, m := range ms {
+		o.add(m)
+	}
+	floor := 0.5 / o.nHat
+	placed := make([]bool, len(o.sizes))
+	for j, m := range ms {
+		dims := make([]int, len(m.set))
+		for k, a := range m.set {
+			dims[k] = o.sizes[a]
+		}
+		for k, a := range m.set {
+			if placed[a] {
+				continue
+			}
+			placed[a] = true
+			lp := o.logShares(a, floor)
+			// Cell c's value of a: its k-th mixed-radix digit (the last
+			// attribute fastest).
+			stride := 1
+			for i := k + 1; i < len(dims); i++ {
+				stride *= dims[i]
+			}
+			for c := range phi[j] {
+				phi[j][c] += lp[(c/stride)%dims[k]]
+			}
+		}
+	}
+}
+
+// reset clears the estimates.
+func (o *oneWayStart) reset() {
+	for a := range o.sizes {
+		clear(o.est[a])
+		o.weights[a] = 0
+	}
+}
+
+// add adds measurement m's estimate of each of its attributes: m summed
+// over its other attributes, a's counts with the summed variance
+// σ_m²·c_m/c_a (weight w_m·c_a/c_m).
+func (o *oneWayStart) add(m fmeas) {
+	for k, a := range m.set {
+		one := sumOut(o.sizes, m, k)
+		for v, c := range one.y {
+			o.est[a][v] += one.w * c
+		}
+		o.weights[a] += one.w
 	}
 }
 

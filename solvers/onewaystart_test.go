@@ -62,3 +62,53 @@ func TestOneWayStart(t *testing.T) {
 		}
 	}
 }
+
+// TestOneWayStartPotentials checks that the factored fit's start is the
+// explicit fit's: on the measurements of TestOneWayStart plus a pair (b, c),
+// the potentials summed over the measurements at every universe cell are
+// theta's log-weight there, each attribute's log-shares placed once (on
+// the first measurement holding it).
+func TestOneWayStartPotentials(t *testing.T) {
+	dom, err := universe.ParseDomain([]byte(`{"a": 2, "b": 3, "c": 2}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sets := [][]string{{"a", "b"}, {"b"}, {"b", "c"}}
+	mw, err := query.Build(dom, &query.Spec{Families: []query.FamilySpec{{Type: "marginals", Sets: sets}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const nHat = 100
+	y := []float64{0.1, 0.2, 0.1, 0.3, -0.02, 0.3, 0.5, 0.1, 0.4, 0.3, 0.2, 0.05, 0.05, 0.3, 0.1}
+	w := []float64{4, 4, 4, 4, 4, 4, 1, 1, 1, 2, 2, 2, 2, 2, 2}
+	theta := make([]float64, 12)
+	newOneWayStart(dom.Sizes(), mw, nHat).theta(y, w, theta)
+
+	var ms []fmeas
+	var phi [][]float64
+	for _, m := range mw.Marginals() {
+		ms = append(ms, fmeas{set: m.Attrs, y: y[m.Offset : m.Offset+m.Cells], w: w[m.Offset]})
+		phi = append(phi, make([]float64, m.Cells))
+	}
+	newOneWayStart(dom.Sizes(), nil, nHat).potentials(ms, phi)
+	for _, v := range phi[1] {
+		if v != 0 {
+			t.Errorf("the one-way table of b got potential %v: b's shares belong to the pair (a, b) only", v)
+		}
+	}
+	sizes := dom.Sizes()
+	for cell := range theta {
+		codes := []int{cell / 6, (cell / 2) % 3, cell % 2}
+		got := 0.0
+		for j, m := range ms {
+			idx := 0
+			for _, a := range m.set {
+				idx = idx*sizes[a] + codes[a]
+			}
+			got += phi[j][idx]
+		}
+		if math.Abs(got-theta[cell]) > 1e-12 {
+			t.Errorf("cell %v: Σ potentials = %.12f, want theta's %.12f", codes, got, theta[cell])
+		}
+	}
+}
