@@ -265,6 +265,9 @@ func (t *Tally) initCols(rows int) {
 			}
 		}
 	}
+	// At least double, so that calls of growing sizes reallocate a few
+	// times only.
+	rows = min(max(rows, 2*len(t.wts)), tallyChunk)
 	for _, a := range t.used {
 		t.cols[a] = make([]int32, rows)
 	}
