@@ -128,8 +128,12 @@ func (o *oneWayStart) reset() {
 
 // add adds measurement m's estimate of each of its attributes: m summed
 // over its other attributes, a's counts with the summed variance
-// σ_m²·c_m/c_a (weight w_m·c_a/c_m).
+// σ_m²·c_m/c_a (weight w_m·c_a/c_m). A measurement on groups (the rounds'
+// coarse pairs) holds no table in y and adds nothing.
 func (o *oneWayStart) add(m fmeas) {
+	if m.gm != nil {
+		return
+	}
 	for k, a := range m.set {
 		one := sumOut(o.sizes, m, k)
 		for v, c := range one.y {
