@@ -232,7 +232,7 @@ func (f *lsFit) useSURE(norm func() float64, delta float64, patience int) {
 		s.shadow.start(nil)
 	}
 	f.sure = s
-	s.record(f) // iteration 0: the uniform distribution
+	s.record(f) // iteration 0: the start (uniform, or startFrom's)
 }
 
 // step advances the shadow by the main fit's step size and records SURE.

@@ -26,7 +26,8 @@ import (
 const lazyBoundSlack = 1e-7
 
 // bounds writes every candidate's and coarse pair's upper bound on its
-// score with the current σ into r.upper and marks every score as not yet
+// score with the batch's σ (r.scan.sigma, which every score of the batch
+// reads) into r.upper and marks every score as not yet
 // computed for this model. mass is the model's total probability.
 func (r *rounds) bounds(mass float64) {
 	L := len(r.fp.cands)
@@ -44,7 +45,7 @@ func (r *rounds) bounds(mass float64) {
 			cells = r.scan.eff[i]
 		}
 		r.l1ub[i] = min(r.l1ub[i], (r.tot[i]+n)*(1+lazyBoundSlack))
-		r.upper[i] = r.fp.weights[i] * (r.l1ub[i] - math.Sqrt(2/math.Pi)*r.sigma*cells)
+		r.upper[i] = r.fp.weights[i] * (r.l1ub[i] - math.Sqrt(2/math.Pi)*r.scan.sigma*cells)
 	}
 	for q := range r.coarse {
 		k := &r.coarse[q]
@@ -52,7 +53,7 @@ func (r *rounds) bounds(mass float64) {
 			r.l1ub[L+q] = math.Inf(1)
 		}
 		r.l1ub[L+q] = min(r.l1ub[L+q], (r.records+n)*(1+lazyBoundSlack))
-		r.upper[L+q] = r.fp.weights[k.base] * (r.l1ub[L+q] - math.Sqrt(2/math.Pi)*r.sigma*float64(k.groups()))
+		r.upper[L+q] = r.fp.weights[k.base] * (r.l1ub[L+q] - math.Sqrt(2/math.Pi)*r.scan.sigma*float64(k.groups()))
 	}
 }
 

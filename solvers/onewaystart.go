@@ -66,9 +66,8 @@ func (o *oneWayStart) theta(y, w, theta []float64) {
 	// place).
 	theta[0] = 0
 	size := 1
-	floor := 0.5 / o.nHat
 	for a, n := range o.sizes {
-		lp := o.logShares(a, floor)
+		lp := o.logShares(a)
 		for i := size - 1; i >= 0; i-- {
 			base := theta[i]
 			for v := n - 1; v >= 0; v-- {
@@ -92,7 +91,6 @@ func (o *oneWayStart) potentials(ms []fmeas, phi [][]float64) {
 	for _, m := range ms {
 		o.add(m)
 	}
-	floor := 0.5 / o.nHat
 	placed := make([]bool, len(o.sizes))
 	for j, m := range ms {
 		dims := make([]int, len(m.set))
@@ -104,7 +102,7 @@ func (o *oneWayStart) potentials(ms []fmeas, phi [][]float64) {
 				continue
 			}
 			placed[a] = true
-			lp := o.logShares(a, floor)
+			lp := o.logShares(a)
 			// Cell c's value of a: its k-th mixed-radix digit (the last
 			// attribute fastest).
 			stride := 1
@@ -144,8 +142,9 @@ func (o *oneWayStart) add(m fmeas) {
 }
 
 // logShares turns attribute a's estimate into log-shares (in o.est[a]):
-// each share at least floor, normalised.
-func (o *oneWayStart) logShares(a int, floor float64) []float64 {
+// each share at least half a record, 1/(2n̂), normalised.
+func (o *oneWayStart) logShares(a int) []float64 {
+	floor := 0.5 / o.nHat
 	est := o.est[a]
 	if o.weights[a] == 0 {
 		clear(est) // in no measured table: uniform
