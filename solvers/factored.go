@@ -318,10 +318,12 @@ func annealFactor() float64 {
 // supportSigmas is κ of the effective supports: an attribute's value is in
 // its support when its fitted one-way count is at least κ times that
 // one-way table's σ, and a candidate's score (its L1 error and the noise
-// allowance), the annealing test and the fit of its measurement count only
-// the cells whose values are all in their supports. Large, sparse tables
-// (capital-gain × income: 200 cells, 23 values of capital-gain used, most
-// of them rare) then compete on the cells that carry mass. κ = 3 when ρ ≥
+// allowance), its measurement, its fit and the annealing test read its
+// table grouped on the supports: each attribute's rare values merged into
+// one (supportGroups). Large, sparse tables (capital-gain × income: 200
+// cells, 23 values of capital-gain used, most of them rare) then compete on
+// the groups that carry mass, and a table whose records lie mostly in rare
+// values (titanic's ages and fares) still measures them. κ = 3 when ρ ≥
 // 10^-3 (ε ≳ 0.3 at δ = 10^-9); below, the one-way noise is so large that
 // the supports collapse (capital-loss to one value at ε = 0.1), the rounds
 // pick tables that only restate one-way facts, and the model grows: off
@@ -585,8 +587,8 @@ type candScan struct {
 	weights []float64
 	nHat    float64
 
-	eff  []float64  // effective cells per candidate (nil: all cells)
-	mask [][]uint64 // per candidate, its effective cells as a bit set (nil: all)
+	groups  []*supportGroups // per candidate, its grouping on the supports (nil: none)
+	scratch [][]float64      // per worker, the grouped distances
 
 	sigma float64 // set per round
 
@@ -605,54 +607,75 @@ func newCandScan(cands [][]int, tabs [][]int64, bufs, active [][]float64, scores
 	return j
 }
 
-func (j *candScan) run(team *par.Team) { team.For(j.off[len(j.cands)], 1, j) }
+func (j *candScan) run(team *par.Team) {
+	j.growScratch(team)
+	team.For(j.off[len(j.cands)], 1, j)
+}
+
+// growScratch gives every worker of team its scratch slot.
+func (j *candScan) growScratch(team *par.Team) {
+	for len(j.scratch) < team.Workers() {
+		j.scratch = append(j.scratch, nil)
+	}
+}
 
 func (j *candScan) Run(w, lo, hi int) {
 	// The candidates whose work starts in [lo, hi).
 	i, _ := slices.BinarySearch(j.off[:len(j.cands)], lo)
 	for ; i < len(j.cands) && j.off[i] < hi; i++ {
 		if j.active[i] != nil {
-			j.scoreOne(i)
+			j.scoreOne(w, i)
 		}
 	}
 }
 
 // scoreOne writes candidate i's score: its weight times the L1 distance
-// between its table and n̂ times the model's marginal (bufs[i]), less the
-// distance the measurement's noise alone would give, and the sample's when
-// bufs[i] is from a sample of the model (fsampled.go).
-func (j *candScan) scoreOne(i int) {
+// between its table (its groups' sums when it is grouped on the supports)
+// and n̂ times the model's marginal (bufs[i]), less the distance the
+// measurement's noise alone would give, and the sample's when bufs[i] is
+// from a sample of the model (fsampled.go). w is the worker's index, for
+// its scratch.
+func (j *candScan) scoreOne(w, i int) {
 	l1, buf := 0.0, j.bufs[i]
-	if mk := j.maskOf(i); mk != nil {
-		// Only the cells inside the effective support: the others are
-		// not fitted to this measurement.
-		for k, v := range j.tabs[i] {
-			if mk[k>>6]&(1<<(k&63)) != 0 {
-				l1 += math.Abs(float64(v) - j.nHat*buf[k])
-			}
-		}
+	cells := float64(len(j.tabs[i]))
+	g := j.groupsOf(i)
+	if g != nil {
+		l1, j.scratch[w] = g.l1(j.tabs[i], buf, j.nHat, j.scratch[w])
+		cells = float64(g.n)
 	} else {
 		for k, v := range j.tabs[i] {
 			l1 += math.Abs(float64(v) - j.nHat*buf[k])
 		}
 	}
-	cells := float64(len(j.tabs[i]))
-	if j.eff != nil {
-		cells = j.eff[i]
-	}
 	bias := math.Sqrt(2/math.Pi) * j.sigma * cells
 	if j.sampled.onSample(i) {
-		bias += sampledAllowance(buf, j.maskOf(i), j.nHat, j.sampled.rows)
+		p := buf
+		if g != nil {
+			j.scratch[w] = g.sums(buf, j.scratch[w])
+			p = j.scratch[w]
+		}
+		bias += sampledAllowance(p, j.nHat, j.sampled.rows)
 	}
 	j.l1[i] = l1
 	j.scores[i] = j.weights[i] * (l1 - bias)
 }
 
-func (j *candScan) maskOf(i int) []uint64 {
-	if j.mask == nil {
+// groupsOf returns candidate i's grouping on the supports, nil when it has
+// none (its table is scored and measured cell by cell).
+func (j *candScan) groupsOf(i int) *supportGroups {
+	if j.groups == nil {
 		return nil
 	}
-	return j.mask[i]
+	return j.groups[i]
+}
+
+// cellsOf returns the cells (or groups) that candidate i's score and
+// measurement count.
+func (j *candScan) cellsOf(i int) int {
+	if g := j.groupsOf(i); g != nil {
+		return g.n
+	}
+	return len(j.tabs[i])
 }
 
 // oneWaySupports returns each attribute's effective support: the values
@@ -677,87 +700,6 @@ func oneWaySupports(m *model.Model, sizes []int, nHat, kappa float64, groups []g
 		support[a][best] = true
 	}
 	return support, nil
-}
-
-// supportCells returns, per candidate, the number of its cells inside the
-// supports and, when that is not all of them, their bit set.
-func supportCells(sizes []int, cands [][]int, support [][]bool) (eff []float64, mask [][]uint64) {
-	in := make([]int, len(sizes))
-	for a, sup := range support {
-		for _, ok := range sup {
-			if ok {
-				in[a]++
-			}
-		}
-	}
-	eff, mask = make([]float64, len(cands)), make([][]uint64, len(cands))
-	for i, c := range cands {
-		e, cells := 1.0, 1
-		for _, a := range c {
-			e *= float64(in[a])
-			cells *= sizes[a]
-		}
-		eff[i] = e
-		if int(e) != cells {
-			mask[i] = supportMask(sizes, c, support, cells)
-		}
-	}
-	return eff, mask
-}
-
-// supportMask is the bit set of the cells of a table on set whose every
-// attribute value lies in its support.
-//
-// The cells are walked in order with an odometer over the set's values
-// (the last attribute fastest) and the count of values outside their
-// support among the current digits: no division per cell.
-func supportMask(sizes, set []int, support [][]bool, cells int) []uint64 {
-	mk := make([]uint64, (cells+63)/64)
-	k := len(set)
-	if k == 0 {
-		if cells > 0 {
-			mk[0] = 1
-		}
-		return mk
-	}
-	dig := make([]int, k)
-	out := 0 // of the digits before the last, those outside their support
-	for _, a := range set[:k-1] {
-		if !support[a][0] {
-			out++
-		}
-	}
-	last, sup := sizes[set[k-1]], support[set[k-1]]
-	for cell := 0; cell < cells; {
-		// The run of the last attribute's values under the other digits.
-		if out == 0 {
-			for v, ok := range sup {
-				if ok {
-					c := cell + v
-					mk[c>>6] |= 1 << (c & 63)
-				}
-			}
-		}
-		cell += last
-		// Carry into the earlier digits.
-		for q := k - 2; q >= 0; q-- {
-			a := set[q]
-			if !support[a][dig[q]] {
-				out--
-			}
-			if dig[q]++; dig[q] < sizes[a] {
-				if !support[a][dig[q]] {
-					out++
-				}
-				break
-			}
-			dig[q] = 0
-			if !support[a][0] {
-				out++
-			}
-		}
-	}
-	return mk
 }
 
 // selectIndex runs the exponential mechanism over the candidates in idx

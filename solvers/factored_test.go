@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"math/rand/v2"
 	"reflect"
 	"testing"
 
@@ -173,81 +172,6 @@ func TestFactoredRefusesOverspend(t *testing.T) {
 	}
 	if spy.reads != 0 {
 		t.Errorf("the data was read %d times before the refusal", spy.reads)
-	}
-}
-
-func TestSupportMask(t *testing.T) {
-	sizes := []int{3, 2, 4}
-	support := [][]bool{{true, false, true}, {true, true}, {false, true, true, false}}
-	for _, c := range []struct {
-		set  []int
-		want []int // cells inside the support
-	}{
-		{[]int{0}, []int{0, 2}},
-		{[]int{1}, []int{0, 1}},
-		{[]int{0, 2}, []int{1, 2, 9, 10}},                   // (0,1) (0,2) (2,1) (2,2)
-		{[]int{0, 1, 2}, []int{1, 2, 5, 6, 17, 18, 21, 22}}, // last attribute fastest
-	} {
-		cells := 1
-		for _, a := range c.set {
-			cells *= sizes[a]
-		}
-		mk := supportMask(sizes, c.set, support, cells)
-		var got []int
-		for k := range cells {
-			if mk[k>>6]&(1<<(k&63)) != 0 {
-				got = append(got, k)
-			}
-		}
-		if !reflect.DeepEqual(got, c.want) {
-			t.Errorf("supportMask(%v) = %v, want %v", c.set, got, c.want)
-		}
-	}
-}
-
-// TestSupportMaskRandom checks the odometer walk against the definition
-// (every attribute's value, by division, in its support) on random sizes,
-// supports and sets of one to four attributes.
-func TestSupportMaskRandom(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 9))
-	for trial := range 200 {
-		d := 1 + r.IntN(5)
-		sizes := make([]int, d)
-		support := make([][]bool, d)
-		for a := range d {
-			sizes[a] = 1 + r.IntN(9)
-			support[a] = make([]bool, sizes[a])
-			for v := range support[a] {
-				support[a][v] = r.IntN(3) > 0
-			}
-		}
-		var set []int
-		for a := range d {
-			if r.IntN(2) == 0 || (a == d-1 && len(set) == 0) {
-				set = append(set, a)
-			}
-		}
-		cells := 1
-		for _, a := range set {
-			cells *= sizes[a]
-		}
-		mk := supportMask(sizes, set, support, cells)
-		for cell := range cells {
-			rem, in := cell, true
-			for q := len(set) - 1; q >= 0; q-- {
-				a := set[q]
-				in = in && support[a][rem%sizes[a]]
-				rem /= sizes[a]
-			}
-			if got := mk[cell>>6]&(1<<(cell&63)) != 0; got != in {
-				t.Fatalf("trial %d: supportMask(sizes %v, set %v, support %v) cell %d = %v, want %v", trial, sizes, set, support, cell, got, in)
-			}
-		}
-		for k := cells; k < len(mk)*64; k++ {
-			if mk[k>>6]&(1<<(k&63)) != 0 {
-				t.Fatalf("trial %d: supportMask set bit %d past the %d cells", trial, k, cells)
-			}
-		}
 	}
 }
 

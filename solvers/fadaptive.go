@@ -111,7 +111,6 @@ type rounds struct {
 	drift     model.Drift // how far the last fit moved the model
 	before    []float64   // the model's beliefs before the last fit (fitBatch)
 	evaluated []bool      // the candidate's score is computed on this model
-	tot       []float64   // each candidate's table total inside its support
 	records   float64     // every table's total: the records counted
 	outs      [][]float64 // evaluate's Marginals outputs (nil: not asked for)
 	todo, sub []int       // evaluate's and choose's scratch
@@ -145,8 +144,8 @@ type rounds struct {
 }
 
 // newRounds sets up the rounds after the one-way fit: the budget split of
-// the plan, the coarse pairs, the candidates' buffers and scan, the
-// effective supports, and the candidates the one-way sets cover. tabs are
+// the plan, the coarse pairs, the candidates' buffers and scan, their
+// groups on the effective supports, and the candidates the one-way sets cover. tabs are
 // the candidates' true tables, measured the sets measured so far. The
 // caller closes r.team.
 //
@@ -193,13 +192,11 @@ func (s *Project) newRounds(p *Problem, plan *Plan, fit *factoredFit, tabs [][]i
 			r.team.Close()
 			return nil, err
 		}
-		r.scan.eff, r.scan.mask = supportCells(sizes, fp.cands, support)
+		r.scan.groups = candidateGroups(sizes, fp.cands, support)
 	}
 	for _, v := range tabs[0] {
 		r.records += float64(v)
 	}
-	r.tot = make([]float64, len(fp.cands))
-	r.team.For(r.scan.off[len(fp.cands)], 1, totJob{r})
 	// Candidates inside a set measured in full are left out (covered):
 	// their tables are already measured, so their scores only restate the
 	// noise, and the many such near-zero scores took the exponential
@@ -394,7 +391,7 @@ func (r *rounds) afterFit(p *Problem, res *Result, fit *factoredFit, batch []sel
 	// all, against their noise); spend more per round.
 	moved, allow := 0.0, 0.0
 	for _, b := range batch {
-		mv, al, err := b.moved(fit.cur, r.fp.cands[b.index], r.scan, r.nHat)
+		mv, al, err := b.moved(fit.cur, r.fp.cands[b.index], r.nHat)
 		if err != nil {
 			return err
 		}
@@ -430,32 +427,5 @@ func (r *rounds) anneal(moved, allow float64, final bool) {
 	if !final && moved <= annealFactor()*allow {
 		r.sigma /= 2
 		r.eps *= 2
-	}
-}
-
-// totJob writes r.tot: each candidate's records inside its effective
-// support, for the candidates whose cells start in [lo, hi) (each sum in
-// cell order, so the same bits however the team splits them). A candidate
-// with every cell inside holds all the records: r.records, the same
-// integer in a float64, read off the first table.
-type totJob struct{ r *rounds }
-
-func (j totJob) Run(_, lo, hi int) {
-	r := j.r
-	off := r.scan.off
-	i, _ := slices.BinarySearch(off[:len(r.tabs)], lo)
-	for ; i < len(r.tabs) && off[i] < hi; i++ {
-		mk := r.scan.maskOf(i)
-		if mk == nil {
-			r.tot[i] = r.records
-			continue
-		}
-		t := 0.0
-		for k, v := range r.tabs[i] {
-			if mk[k>>6]&(1<<(k&63)) != 0 {
-				t += float64(v)
-			}
-		}
-		r.tot[i] = t
 	}
 }

@@ -250,7 +250,7 @@ func TestRoundsSteps(t *testing.T) {
 				// The annealing test on the fitted model.
 				moved, allow := 0.0, 0.0
 				for _, b := range batch {
-					mv, al, err := b.moved(fit.cur, fp.cands[b.index], r.scan, nHat)
+					mv, al, err := b.moved(fit.cur, fp.cands[b.index], nHat)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -40,11 +40,8 @@ func (r *rounds) bounds(mass float64) {
 			// the sample's.
 			r.l1ub[i] = math.Inf(1)
 		}
-		cells := float64(len(r.tabs[i]))
-		if r.scan.eff != nil {
-			cells = r.scan.eff[i]
-		}
-		r.l1ub[i] = min(r.l1ub[i], (r.tot[i]+n)*(1+lazyBoundSlack))
+		cells := float64(r.scan.cellsOf(i))
+		r.l1ub[i] = min(r.l1ub[i], (r.records+n)*(1+lazyBoundSlack))
 		r.upper[i] = r.fp.weights[i] * (r.l1ub[i] - math.Sqrt(2/math.Pi)*r.scan.sigma*cells)
 	}
 	for q := range r.coarse {
@@ -283,6 +280,7 @@ func (j *candScan) runSubset(team *par.Team, idx []int) {
 	for k, i := range idx {
 		j.subOff[k+1] = j.subOff[k] + len(j.tabs[i])
 	}
+	j.growScratch(team)
 	team.For(j.subOff[len(idx)], 1, subsetScan{j})
 	j.sub = nil
 }
@@ -291,12 +289,12 @@ func (j *candScan) runSubset(team *par.Team, idx []int) {
 // in [lo, hi).
 type subsetScan struct{ j *candScan }
 
-func (s subsetScan) Run(_, lo, hi int) {
+func (s subsetScan) Run(w, lo, hi int) {
 	j := s.j
 	k, _ := slices.BinarySearch(j.subOff[:len(j.sub)], lo)
 	for ; k < len(j.sub) && j.subOff[k] < hi; k++ {
 		if i := j.sub[k]; j.active[i] != nil {
-			j.scoreOne(i)
+			j.scoreOne(w, i)
 		}
 	}
 }

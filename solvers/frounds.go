@@ -79,45 +79,43 @@ func (s *Project) selectRound(fp *factoredPlan, a selectArgs) (int, *coarsePair,
 	return sel, nil, nil
 }
 
-// measureRound measures candidate sel's table tab (or, for a coarse pair
-// cp, its grouped table) with discrete Gaussian noise σ = sigma counts.
-// Cells outside the candidate's effective support are left out of the fit.
+// measureRound measures candidate sel's table tab with discrete Gaussian
+// noise σ = sigma counts: on its groups when it is a coarse pair cp or is
+// grouped on the supports (candScan.groupsOf), else cell by cell.
 //
 // Privacy: a Gaussian mechanism on one marginal table (ℓ2 sensitivity
-// fp.sens2's root; grouping does not raise it): the caller charges it.
+// fp.sens2's root; grouping does not raise it: a record is in one group):
+// the caller charges it.
 func (s *Project) measureRound(p *Problem, scan *candScan, sel int, cp *coarsePair, tab []int64, sigma, nHat float64) (fmeas, error) {
 	c := scan.cands[sel]
 	y := make([]float64, len(tab))
+	var gm []int32
+	groups := 0
 	if cp != nil {
-		gm := cp.cellGroups()
-		gt := make([]int64, cp.groups())
-		for k, v := range tab {
-			gt[gm[k]] += v
-		}
-		gy := make([]float64, len(gt))
-		if err := noisyTable(p, gt, sigma, gy); err != nil {
+		gm, groups = cp.cellGroups(), cp.groups()
+	} else if g := scan.groupsOf(sel); g != nil {
+		gm, groups = g.cellGroups(), g.n
+	}
+	if gm == nil {
+		if err := noisyTable(p, tab, sigma, y); err != nil {
 			return fmeas{}, err
 		}
-		// The grouped measurement: the fit matches the model's group sums
-		// to it.
-		m := toMeas(c, y, sigma, nHat)
-		m.gm, m.gy, m.gr = gm, gy, make([]float64, len(gy))
-		for g, v := range gy {
-			m.gy[g] = v / nHat
-		}
-		return m, nil
+		return toMeas(c, y, sigma, nHat), nil
 	}
-	if err := noisyTable(p, tab, sigma, y); err != nil {
+	gt := make([]int64, groups)
+	for k, v := range tab {
+		gt[gm[k]] += v
+	}
+	gy := make([]float64, len(gt))
+	if err := noisyTable(p, gt, sigma, gy); err != nil {
 		return fmeas{}, err
 	}
+	// The grouped measurement: the fit matches the model's group sums to
+	// it.
 	m := toMeas(c, y, sigma, nHat)
-	if mk := scan.maskOf(sel); mk != nil {
-		m.cw = make([]float64, len(y))
-		for k := range m.cw {
-			if mk[k>>6]&(1<<(k&63)) != 0 {
-				m.cw[k] = 1
-			}
-		}
+	m.gm, m.gy, m.gr = gm, gy, make([]float64, len(gy))
+	for g, v := range gy {
+		m.gy[g] = v / nHat
 	}
 	return m, nil
 }
@@ -134,18 +132,17 @@ type selected struct {
 }
 
 // moved returns how far the fit moved the model's table of the selection
-// (L1, counts; on the groups for a coarse pair) and the noise allowance
-// it is tested against: the move expected of a fit that follows the
-// measurement where the model was already right, Σ cellAllowance over the
-// effective cells (or the groups) at the model's counts before the fit.
-func (b *selected) moved(cur *model.Model, set []int, scan *candScan, nHat float64) (moved, allow float64, err error) {
+// (L1, counts; on the groups for a grouped measurement) and the noise
+// allowance it is tested against: the move expected of a fit that follows
+// the measurement where the model was already right, Σ cellAllowance over
+// the cells (or the groups) at the model's counts before the fit.
+func (b *selected) moved(cur *model.Model, set []int, nHat float64) (moved, allow float64, err error) {
 	after := make([]float64, len(b.before))
 	if err := cur.Marginal(set, after); err != nil {
 		return 0, 0, err
 	}
 	n := math.Abs(nHat)
-	if cp := b.coarse; cp != nil {
-		gm := b.meas.gm
+	if gm := b.meas.gm; gm != nil {
 		d := make([]float64, len(b.meas.gy))
 		m := make([]float64, len(b.meas.gy))
 		for k := range after {
@@ -158,12 +155,9 @@ func (b *selected) moved(cur *model.Model, set []int, scan *candScan, nHat float
 		}
 		return moved, allow, nil
 	}
-	mk := scan.maskOf(b.index)
 	for k := range after {
 		moved += math.Abs(after[k]-b.before[k]) * nHat
-		if mk == nil || mk[k>>6]&(1<<(k&63)) != 0 {
-			allow += cellAllowance(b.before[k]*n, b.sigma)
-		}
+		allow += cellAllowance(b.before[k]*n, b.sigma)
 	}
 	return moved, allow, nil
 }

@@ -267,21 +267,13 @@ func sampleTable[T uint8 | uint16](cols [][]T, sizes []int, set []int, rows int,
 // sampledAllowance is the L1 distance that a sample of rows rows adds, in
 // expectation, to a table whose marginal is p where the model is right: a
 // cell's estimate has standard deviation √(p(1−p)/rows), and a normal's
-// mean absolute value is √(2/π) times it; times |n̂| in counts. Only the
-// cells of mask count (nil: all). p is the sample's own estimate, so this
-// reads the model only.
-func sampledAllowance(p []float64, mask []uint64, nHat float64, rows int) float64 {
+// mean absolute value is √(2/π) times it; times |n̂| in counts. For a
+// grouped table p holds its groups' probabilities. p is the sample's own
+// estimate, so this reads the model only.
+func sampledAllowance(p []float64, nHat float64, rows int) float64 {
 	sum := 0.0
-	if mask == nil {
-		for _, v := range p {
-			sum += math.Sqrt(v * (1 - v))
-		}
-	} else {
-		for k, v := range p {
-			if mask[k>>6]&(1<<(k&63)) != 0 {
-				sum += math.Sqrt(v * (1 - v))
-			}
-		}
+	for _, v := range p {
+		sum += math.Sqrt(v * (1 - v))
 	}
 	return math.Sqrt(2/math.Pi) * math.Abs(nHat) * sum / math.Sqrt(float64(rows))
 }
@@ -296,7 +288,7 @@ func groupedSampledAllowance(k *coarsePair, p []float64, nHat float64, rows int,
 			g[k.group(va, vb)] += p[va*k.sb+vb]
 		}
 	}
-	return sampledAllowance(g, nil, nHat, rows), g
+	return sampledAllowance(g, nHat, rows), g
 }
 
 // split moves the candidates of todo scored on the sample out of it and

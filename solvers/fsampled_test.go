@@ -64,26 +64,24 @@ func TestSampleTable(t *testing.T) {
 // TestSampledAllowance checks the allowance per cell, √(2/π)·n̂·√(p(1−p)/M),
 // against the binomial's exact mean absolute deviation E|X/M − p|·n̂
 // (X ~ Binomial(M, p), summed over every outcome in log space): the normal
-// approximation is within 1% where M·p·(1−p) ≥ 50, and only the cells of
-// the mask count.
+// approximation is within 1% where M·p·(1−p) ≥ 50, and the cells' terms add.
 func TestSampledAllowance(t *testing.T) {
 	const nHat = 50000.0
 	for _, c := range []struct {
 		rows int
 		p    float64
 	}{{1 << 16, 0.001}, {1 << 16, 0.05}, {1 << 16, 0.5}, {200000, 0.0004}} {
-		got := sampledAllowance([]float64{c.p}, nil, nHat, c.rows)
+		got := sampledAllowance([]float64{c.p}, nHat, c.rows)
 		want := nHat * binomialMAD(c.rows, c.p) / float64(c.rows)
 		if math.Abs(got/want-1) > 0.01 {
 			t.Errorf("sampledAllowance(p %v, M %d) = %v, want %v (binomial)", c.p, c.rows, got, want)
 		}
 	}
-	p := []float64{0.2, 0.3, 0.5}
-	mask := []uint64{0b101}
-	got := sampledAllowance(p, mask, nHat, 1<<16)
-	want := sampledAllowance([]float64{0.2}, nil, nHat, 1<<16) + sampledAllowance([]float64{0.5}, nil, nHat, 1<<16)
+	p := []float64{0.2, 0.5}
+	got := sampledAllowance(p, nHat, 1<<16)
+	want := sampledAllowance([]float64{0.2}, nHat, 1<<16) + sampledAllowance([]float64{0.5}, nHat, 1<<16)
 	if math.Abs(got-want) > 1e-9*want {
-		t.Errorf("sampledAllowance with a mask = %v, want %v (the masked cells' sum)", got, want)
+		t.Errorf("sampledAllowance(%v) = %v, want %v (the cells' sum)", p, got, want)
 	}
 }
 
@@ -155,7 +153,11 @@ func TestSampledScores(t *testing.T) {
 				continue
 			}
 			sampledModels++
-			allow := sampledAllowance(r.bufs[i], r.scan.maskOf(i), r.nHat, rows)
+			p := r.bufs[i]
+			if g := r.scan.groupsOf(i); g != nil {
+				p = g.sums(p, nil)
+			}
+			allow := sampledAllowance(p, r.nHat, rows)
 			if d := math.Abs(r.scan.l1[i] - allow - exact[k]); d > allow+6*r.nHat/math.Sqrt(rows) {
 				t.Errorf("fit %d: candidate %v: sampled L1 %v less allowance %v is %v from the exact %v", r.fits, r.fp.cands[i], r.scan.l1[i], allow, d, exact[k])
 			}

@@ -1,0 +1,156 @@
+package solvers
+
+import (
+	"math"
+	"slices"
+)
+
+// supportGroups is a candidate's table on the effective supports: each
+// attribute's supported values keep their own digit, and its unsupported
+// values share one more (its rare values, merged). A group is a cell of
+// that coarser table. The rounds score, measure and fit such a candidate
+// on its groups: the rare values' records stay in the measurement instead
+// of leaving it (on a 1,304-row table most records lie in values below
+// the supports' threshold), while no group is a near-empty cell whose
+// noise the fit would learn.
+//
+// A table's cells are in mixed-radix order, the set's last attribute
+// fastest; a group's index is the same order over the digits.
+type supportGroups struct {
+	digits [][]int32 // per attribute of the set, its values' digits
+	mul    []int     // per attribute, the weight of its digit in a group's index
+	n      int       // groups
+}
+
+// newSupportGroups returns the groups of the table on set, or nil when
+// every value of every attribute of set is supported (the table is its own
+// grouping).
+func newSupportGroups(sizes, set []int, support [][]bool) *supportGroups {
+	g := &supportGroups{digits: make([][]int32, len(set)), mul: make([]int, len(set)), n: 1}
+	all := true
+	radix := make([]int, len(set))
+	for j, a := range set {
+		d := make([]int32, sizes[a])
+		n := int32(0)
+		for v := range sizes[a] {
+			if support[a][v] {
+				d[v] = n
+				n++
+			}
+		}
+		if int(n) < sizes[a] {
+			all = false
+			for v := range sizes[a] {
+				if !support[a][v] {
+					d[v] = n
+				}
+			}
+			n++
+		}
+		g.digits[j], radix[j] = d, int(n)
+	}
+	if all {
+		return nil
+	}
+	for j := len(set) - 1; j >= 0; j-- {
+		g.mul[j] = g.n
+		g.n *= radix[j]
+	}
+	return g
+}
+
+// rows calls f once per run of cells that differ in the set's last
+// attribute only: start is the run's first cell and base the group index
+// of its digits but the last. The runs come in cell order.
+func (g *supportGroups) rows(f func(start, base int)) {
+	k := len(g.digits)
+	last := len(g.digits[k-1])
+	var idx [8]int
+	odo := idx[:0]
+	if k-1 > len(idx) {
+		odo = make([]int, 0, k-1)
+	}
+	odo = odo[:k-1]
+	cells := last
+	for j := range k - 1 {
+		cells *= len(g.digits[j])
+	}
+	base := 0
+	for j := range k - 1 {
+		base += int(g.digits[j][0]) * g.mul[j]
+	}
+	for start := 0; start < cells; start += last {
+		f(start, base)
+		// Advance the odometer over all attributes but the last.
+		for j := k - 2; j >= 0; j-- {
+			base -= int(g.digits[j][odo[j]]) * g.mul[j]
+			odo[j]++
+			if odo[j] < len(g.digits[j]) {
+				base += int(g.digits[j][odo[j]]) * g.mul[j]
+				break
+			}
+			odo[j] = 0
+			base += int(g.digits[j][0]) * g.mul[j]
+		}
+	}
+}
+
+// cellGroups returns each cell's group.
+func (g *supportGroups) cellGroups() []int32 {
+	k := len(g.digits)
+	last := g.digits[k-1]
+	cells := len(last)
+	for j := range k - 1 {
+		cells *= len(g.digits[j])
+	}
+	gm := make([]int32, cells)
+	g.rows(func(start, base int) {
+		for v, d := range last {
+			gm[start+v] = int32(base) + d
+		}
+	})
+	return gm
+}
+
+// l1 returns Σ_g |Σ_{cells in g} (tab − n̂·m)|, the grouped table's L1
+// distance, using d as scratch (returned, grown as needed).
+func (g *supportGroups) l1(tab []int64, m []float64, nHat float64, d []float64) (float64, []float64) {
+	d = slices.Grow(d[:0], g.n)[:g.n]
+	clear(d)
+	last := g.digits[len(g.digits)-1]
+	g.rows(func(start, base int) {
+		t, p := tab[start:start+len(last)], m[start:start+len(last)]
+		for v, dg := range last {
+			d[base+int(dg)] += float64(t[v]) - nHat*p[v]
+		}
+	})
+	l := 0.0
+	for _, v := range d {
+		l += math.Abs(v)
+	}
+	return l, d
+}
+
+// sums writes each group's sum of m into d (grown as needed) and returns it.
+func (g *supportGroups) sums(m []float64, d []float64) []float64 {
+	d = slices.Grow(d[:0], g.n)[:g.n]
+	clear(d)
+	last := g.digits[len(g.digits)-1]
+	g.rows(func(start, base int) {
+		p := m[start : start+len(last)]
+		for v, dg := range last {
+			d[base+int(dg)] += p[v]
+		}
+	})
+	return d
+}
+
+// candidateGroups returns each candidate's grouping on the supports (nil
+// for a candidate whose values are all supported).
+func candidateGroups(sizes []int, cands [][]int, support [][]bool) []*supportGroups {
+	out := make([]*supportGroups, len(cands))
+	for i, c := range cands {
+		out[i] = newSupportGroups(sizes, c, support)
+	}
+	return out
+}
