@@ -82,7 +82,7 @@ func TestRoundsSpend(t *testing.T) {
 						t.Errorf("call %d: spend() charged %v, want %v", call, got, want)
 					}
 					if c.anneal[call] {
-						r.anneal(0, 1, false) // the batch did not move the model
+						r.anneal(0, 1, 2, false) // the batch did not move the model
 						sigma, eps = sigma/2, eps*2
 					}
 					continue
@@ -108,36 +108,54 @@ func TestRoundsSpend(t *testing.T) {
 }
 
 // TestRoundsAnneal: σ halves and ε0 doubles exactly when the batch moved
-// the model by at most allow·annealFactor, and never after the final round.
+// the model by at most allow·annealFactor; one such step is undone (σ
+// doubles, ε0 halves) exactly when the batch moved the model by more than
+// allowUp and a step is left to undo; neither after the final round.
 func TestRoundsAnneal(t *testing.T) {
+	const (
+		kept    = 0
+		halved  = 1
+		doubled = -1
+	)
 	for _, c := range []struct {
-		name          string
-		factor        float64 // experiment.anneal (0: 1)
-		moved, allow  float64
-		final, halved bool
+		name         string
+		factor       float64 // experiment.anneal (0: 1)
+		annealed     int     // steps not undone before the batch
+		moved, allow float64
+		final        bool
+		want         int
 	}{
-		{"moved less", 0, 90, 100, false, true},
-		{"moved the allowance", 0, 100, 100, false, true},
-		{"moved more", 0, 100.0001, 100, false, false},
-		{"nothing moved, nothing allowed", 0, 0, 0, false, true},
-		{"final round", 0, 1, 100, true, false},
-		{"final round, nothing moved", 0, 0, 0, true, false},
-		{"factor 0.5, moved 0.6 of allow", 0.5, 60, 100, false, false},
-		{"factor 0.5, moved half of allow", 0.5, 50, 100, false, true},
-		{"factor 2, moved 1.5 of allow", 2, 150, 100, false, true},
-		{"factor 2, moved 2.5 of allow", 2, 250, 100, false, false},
+		{"moved less", 0, 0, 90, 100, false, halved},
+		{"moved the allowance", 0, 0, 100, 100, false, halved},
+		{"moved more", 0, 0, 100.0001, 100, false, kept},
+		{"nothing moved, nothing allowed", 0, 0, 0, 0, false, halved},
+		{"final round", 0, 0, 1, 100, true, kept},
+		{"final round, nothing moved", 0, 0, 0, 0, true, kept},
+		{"factor 0.5, moved 0.6 of allow", 0.5, 0, 60, 100, false, kept},
+		{"factor 0.5, moved half of allow", 0.5, 0, 50, 100, false, halved},
+		{"factor 2, moved 1.5 of allow", 2, 0, 150, 100, false, halved},
+		{"factor 2, moved 2.5 of allow", 2, 0, 250, 100, false, kept},
+		{"no step to undo, moved past allowUp", 0, 0, 250, 100, false, kept},
+		{"a step to undo, moved past allowUp", 0, 1, 200.0001, 100, false, doubled},
+		{"a step to undo, moved allowUp", 0, 1, 200, 100, false, kept},
+		{"two steps, moved within allow", 0, 2, 80, 100, false, halved},
+		{"a step to undo, final round", 0, 1, 500, 100, true, kept},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			setVariant(t, &experiment{anneal: c.factor})
 			const sigma, eps = 123.456789, 0.0123456789
-			r := &rounds{s: &Project{}, sigma: sigma, eps: eps}
-			r.anneal(c.moved, c.allow, c.final)
-			wantS, wantE := sigma, eps
-			if c.halved {
-				wantS, wantE = sigma/2, eps*2
+			r := &rounds{s: &Project{}, sigma: sigma, eps: eps, annealed: c.annealed}
+			allowUp := 2 * c.allow // cellAllowance is linear in σ where the mass is large
+			r.anneal(c.moved, c.allow, allowUp, c.final)
+			wantS, wantE, wantN := sigma, eps, c.annealed
+			switch c.want {
+			case halved:
+				wantS, wantE, wantN = sigma/2, eps*2, c.annealed+1
+			case doubled:
+				wantS, wantE, wantN = sigma*2, eps/2, c.annealed-1
 			}
-			if r.sigma != wantS || r.eps != wantE {
-				t.Errorf("anneal(%v, %v, %v) = σ %v ε0 %v, want σ %v ε0 %v", c.moved, c.allow, c.final, r.sigma, r.eps, wantS, wantE)
+			if r.sigma != wantS || r.eps != wantE || r.annealed != wantN {
+				t.Errorf("anneal(%v, %v, %v, %v) with %d steps = σ %v ε0 %v, %d steps, want σ %v ε0 %v, %d steps", c.moved, c.allow, allowUp, c.final, c.annealed, r.sigma, r.eps, r.annealed, wantS, wantE, wantN)
 			}
 		})
 	}
@@ -248,15 +266,18 @@ func TestRoundsSteps(t *testing.T) {
 					t.Errorf("fit %d: fitBatch() left the fit on another tree", r.fits)
 				}
 				// The annealing test on the fitted model.
-				moved, allow := 0.0, 0.0
+				moved, allow, allowUp := 0.0, 0.0, 0.0
 				for _, b := range batch {
-					mv, al, err := b.moved(fit.cur, fp.cands[b.index], nHat)
+					mv, al, up, err := b.moved(fit.cur, fp.cands[b.index], nHat)
 					if err != nil {
 						t.Fatal(err)
 					}
-					moved, allow = moved+mv, allow+al
+					if up < al {
+						t.Errorf("fit %d: moved() = allowance %v at 2σ, %v at σ, want it larger at 2σ", r.fits, up, al)
+					}
+					moved, allow, allowUp = moved+mv, allow+al, allowUp+up
 				}
-				sigma, eps := r.sigma, r.eps
+				sigma, eps, annealed := r.sigma, r.eps, r.annealed
 				if err := r.afterFit(p, res, fit, batch, final, start); err != nil {
 					t.Fatal(err)
 				}
@@ -266,6 +287,8 @@ func TestRoundsSteps(t *testing.T) {
 				wantS, wantE := sigma, eps
 				if !final && moved <= annealFactor()*allow {
 					wantS, wantE = sigma/2, eps*2
+				} else if !final && annealed > 0 && moved > allowUp {
+					wantS, wantE = sigma*2, eps/2
 				}
 				if r.sigma != wantS || r.eps != wantE {
 					t.Errorf("fit %d: afterFit() with moved %v allow %v = σ %v ε0 %v, want σ %v ε0 %v", r.fits, moved, allow, r.sigma, r.eps, wantS, wantE)

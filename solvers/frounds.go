@@ -135,11 +135,13 @@ type selected struct {
 // (L1, counts; on the groups for a grouped measurement) and the noise
 // allowance it is tested against: the move expected of a fit that follows
 // the measurement where the model was already right, Σ cellAllowance over
-// the cells (or the groups) at the model's counts before the fit.
-func (b *selected) moved(cur *model.Model, set []int, nHat float64) (moved, allow float64, err error) {
+// the cells (or the groups) at the model's counts before the fit; allowUp
+// is the same allowance at twice the measurement's σ, the σ before an
+// annealing step (rounds.anneal).
+func (b *selected) moved(cur *model.Model, set []int, nHat float64) (moved, allow, allowUp float64, err error) {
 	after := make([]float64, len(b.before))
 	if err := cur.Marginal(set, after); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	n := math.Abs(nHat)
 	if gm := b.meas.gm; gm != nil {
@@ -152,14 +154,16 @@ func (b *selected) moved(cur *model.Model, set []int, nHat float64) (moved, allo
 		for g, v := range d {
 			moved += math.Abs(v) * nHat
 			allow += cellAllowance(m[g]*n, b.sigma)
+			allowUp += cellAllowance(m[g]*n, 2*b.sigma)
 		}
-		return moved, allow, nil
+		return moved, allow, allowUp, nil
 	}
 	for k := range after {
 		moved += math.Abs(after[k]-b.before[k]) * nHat
 		allow += cellAllowance(b.before[k]*n, b.sigma)
+		allowUp += cellAllowance(b.before[k]*n, 2*b.sigma)
 	}
-	return moved, allow, nil
+	return moved, allow, allowUp, nil
 }
 
 // cellAllowance is the expected move E|max(m+z, 0) − m| of a cell of model
