@@ -22,39 +22,56 @@ type supportGroups struct {
 	n      int       // groups
 }
 
-// newSupportGroups returns the groups of the table on set, or nil when
-// every value of every attribute of set is supported (the table is its own
-// grouping).
-func newSupportGroups(sizes, set []int, support [][]bool) *supportGroups {
-	g := &supportGroups{digits: make([][]int32, len(set)), mul: make([]int, len(set)), n: 1}
-	all := true
-	radix := make([]int, len(set))
-	for j, a := range set {
-		d := make([]int32, sizes[a])
+// attrDigits is every attribute's value digits on the supports (its
+// supported values 0, 1, … in order, its other values one more digit) and
+// its number of digits, shared by every candidate's groups.
+type attrDigits struct {
+	digits [][]int32
+	radix  []int
+	full   []bool // every value supported
+}
+
+func newAttrDigits(sizes []int, support [][]bool) *attrDigits {
+	ad := &attrDigits{digits: make([][]int32, len(sizes)), radix: make([]int, len(sizes)), full: make([]bool, len(sizes))}
+	for a, size := range sizes {
+		d := make([]int32, size)
 		n := int32(0)
-		for v := range sizes[a] {
+		for v := range size {
 			if support[a][v] {
 				d[v] = n
 				n++
 			}
 		}
-		if int(n) < sizes[a] {
-			all = false
-			for v := range sizes[a] {
+		ad.full[a] = int(n) == size
+		if !ad.full[a] {
+			for v := range size {
 				if !support[a][v] {
 					d[v] = n
 				}
 			}
 			n++
 		}
-		g.digits[j], radix[j] = d, int(n)
+		ad.digits[a], ad.radix[a] = d, int(n)
+	}
+	return ad
+}
+
+// groups returns the groups of the table on set, or nil when every value
+// of every attribute of set is supported.
+func (ad *attrDigits) groups(set []int) *supportGroups {
+	all := true
+	for _, a := range set {
+		all = all && ad.full[a]
 	}
 	if all {
 		return nil
 	}
+	g := &supportGroups{digits: make([][]int32, len(set)), mul: make([]int, len(set)), n: 1}
 	for j := len(set) - 1; j >= 0; j-- {
+		a := set[j]
+		g.digits[j] = ad.digits[a]
 		g.mul[j] = g.n
-		g.n *= radix[j]
+		g.n *= ad.radix[a]
 	}
 	return g
 }
@@ -146,11 +163,13 @@ func (g *supportGroups) sums(m []float64, d []float64) []float64 {
 }
 
 // candidateGroups returns each candidate's grouping on the supports (nil
-// for a candidate whose values are all supported).
+// for a candidate whose values are all supported); the candidates share
+// their attributes' digits.
 func candidateGroups(sizes []int, cands [][]int, support [][]bool) []*supportGroups {
+	ad := newAttrDigits(sizes, support)
 	out := make([]*supportGroups, len(cands))
 	for i, c := range cands {
-		out[i] = newSupportGroups(sizes, c, support)
+		out[i] = ad.groups(c)
 	}
 	return out
 }

@@ -7,6 +7,12 @@ import (
 	"testing"
 )
 
+// newSupportGroups returns the groups of the table on set, or nil when
+// every value of every attribute of set is supported.
+func newSupportGroups(sizes, set []int, support [][]bool) *supportGroups {
+	return newAttrDigits(sizes, support).groups(set)
+}
+
 func TestSupportGroupsExample(t *testing.T) {
 	// Attribute 0: values 0 and 2 supported, 1 and 3 rare (digit 2);
 	// attribute 1: every value supported.
