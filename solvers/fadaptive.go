@@ -146,9 +146,9 @@ type rounds struct {
 
 // newRounds sets up the rounds after the one-way fit: the budget split of
 // the plan, the coarse pairs, the candidates' buffers and scan, their
-// groups on the effective supports, and the candidates the one-way sets cover. tabs are
-// the candidates' true tables, measured the sets measured so far. The
-// caller closes r.team.
+// groups on the effective supports, and the candidates the one-way sets
+// cover. tabs are the candidates' true tables, measured the sets measured
+// so far. The caller closes r.team.
 //
 // Privacy: it reads the plan (public), the true tables only to hand them
 // to the scan, and the model fitted to the noisy one-way tables
@@ -402,6 +402,8 @@ func (r *rounds) afterFit(p *Problem, res *Result, fit *factoredFit, batch []sel
 			kind := "table"
 			if b.coarse != nil {
 				kind = fmt.Sprintf("coarse, %d groups", len(b.meas.gy))
+			} else if b.meas.gm != nil {
+				kind = fmt.Sprintf("on the supports, %d groups", len(b.meas.gy))
 			}
 			debugRound(fmt.Sprintf("round %d set %v (%s) cells %d sigma %.1f eps %.4g moved %.0f allow %.0f used %.3g/%.3g", r.round, r.fp.cands[b.index], kind, len(b.meas.y), b.sigma, b.eps, mv, al, r.used, r.rho))
 		}
