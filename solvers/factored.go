@@ -1036,53 +1036,11 @@ func coarseGroups(m *model.Model, sizes []int, share float64) [][]int32 {
 // structure. A record moves at most two groups' counts by one, the full
 // table's sensitivities hold.
 type coarsePair struct {
-	base   int     // the candidate's index
-	sa, sb int     // attribute sizes
-	ga, gb []int32 // value → group (nil: each value its own group)
-	na, nb int     // groups per attribute
+	base           int // the candidate's index
+	*supportGroups     // each attribute's coarse groups (its values alone where it has none)
 }
 
-func (k *coarsePair) groups() int { return k.na * k.nb }
-
-// group is the group of cell va·sb + vb.
-func (k *coarsePair) group(va, vb int) int {
-	if k.ga != nil {
-		va = int(k.ga[va])
-	}
-	if k.gb != nil {
-		vb = int(k.gb[vb])
-	}
-	return va*k.nb + vb
-}
-
-// cellGroups returns every cell's group.
-func (k *coarsePair) cellGroups() []int32 {
-	gm := make([]int32, k.sa*k.sb)
-	for va := range k.sa {
-		for vb := range k.sb {
-			gm[va*k.sb+vb] = int32(k.group(va, vb))
-		}
-	}
-	return gm
-}
-
-// l1 returns Σ_g |Σ_{cells in g} (tab − n̂·m)|, the grouped table's L1
-// distance, using d as scratch (returned, grown as needed).
-func (k *coarsePair) l1(tab []int64, m []float64, nHat float64, d []float64) (float64, []float64) {
-	d = slices.Grow(d[:0], k.groups())[:k.groups()]
-	clear(d)
-	for va := range k.sa {
-		for vb := range k.sb {
-			c := va*k.sb + vb
-			d[k.group(va, vb)] += float64(tab[c]) - nHat*m[c]
-		}
-	}
-	l := 0.0
-	for _, v := range d {
-		l += math.Abs(v)
-	}
-	return l, d
-}
+func (k *coarsePair) groups() int { return k.n }
 
 // coarsePairs returns the coarse variants of the 2-way candidates that hold
 // a grouped attribute.
@@ -1092,14 +1050,18 @@ func coarsePairs(sizes []int, cands [][]int, groups [][]int32) []coarsePair {
 		if len(c) != 2 || (groups[c[0]] == nil && groups[c[1]] == nil) {
 			continue
 		}
-		k := coarsePair{base: i, sa: sizes[c[0]], sb: sizes[c[1]], ga: groups[c[0]], gb: groups[c[1]], na: sizes[c[0]], nb: sizes[c[1]]}
-		if k.ga != nil {
-			k.na = int(slices.Max(k.ga)) + 1
+		digits, radix := make([][]int32, 2), make([]int, 2)
+		for j, a := range c {
+			digits[j] = groups[a]
+			if digits[j] == nil {
+				digits[j] = make([]int32, sizes[a])
+				for v := range digits[j] {
+					digits[j][v] = int32(v)
+				}
+			}
+			radix[j] = int(slices.Max(digits[j])) + 1
 		}
-		if k.gb != nil {
-			k.nb = int(slices.Max(k.gb)) + 1
-		}
-		out = append(out, k)
+		out = append(out, coarsePair{base: i, supportGroups: newGroups(digits, radix)})
 	}
 	return out
 }

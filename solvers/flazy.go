@@ -224,7 +224,8 @@ func (r *rounds) record(idx, todo []int) {
 		r.l1ub[i] = l1
 		if r.onSample(k.base) {
 			r.l1ub[i] = math.Inf(1)
-			extra, r.gscratch = groupedSampledAllowance(k, r.bufs[k.base], r.nHat, r.sampled.rows, r.gscratch)
+			r.gscratch = k.sums(r.bufs[k.base], r.gscratch)
+			extra = sampledAllowance(r.gscratch, r.nHat, r.sampled.rows)
 		}
 		// The batch's σ, as the candidates' scores (candScan) and the
 		// bounds: a batch's last spend may recalibrate r.sigma.

@@ -278,19 +278,6 @@ func sampledAllowance(p []float64, nHat float64, rows int) float64 {
 	return math.Sqrt(2/math.Pi) * math.Abs(nHat) * sum / math.Sqrt(float64(rows))
 }
 
-// groupedSampledAllowance is sampledAllowance over the groups of a coarse
-// pair: each group's probability is the sum of its cells' in p.
-func groupedSampledAllowance(k *coarsePair, p []float64, nHat float64, rows int, g []float64) (float64, []float64) {
-	g = slices.Grow(g[:0], k.groups())[:k.groups()]
-	clear(g)
-	for va := range k.sa {
-		for vb := range k.sb {
-			g[k.group(va, vb)] += p[va*k.sb+vb]
-		}
-	}
-	return sampledAllowance(g, nHat, rows), g
-}
-
 // split moves the candidates of todo scored on the sample out of it and
 // returns them (in s.list).
 func (s *sampledScores) split(todo []int) (exact, sampled []int) {

@@ -5,7 +5,9 @@ import (
 	"slices"
 )
 
-// supportGroups is a candidate's table on the effective supports: each
+// supportGroups is a grouping of a candidate's table, attribute by
+// attribute (a coarse pair's groups are one, coarsePair). On the effective
+// supports (candidateGroups): each
 // attribute's supported values keep their own digit, and its unsupported
 // values share one more (its rare values, merged). A group is a cell of
 // that coarser table. The rounds score, measure and fit such a candidate
@@ -66,12 +68,20 @@ func (ad *attrDigits) groups(set []int) *supportGroups {
 	if all {
 		return nil
 	}
-	g := &supportGroups{digits: make([][]int32, len(set)), mul: make([]int, len(set)), n: 1}
-	for j := len(set) - 1; j >= 0; j-- {
-		a := set[j]
-		g.digits[j] = ad.digits[a]
+	digits, radix := make([][]int32, len(set)), make([]int, len(set))
+	for j, a := range set {
+		digits[j], radix[j] = ad.digits[a], ad.radix[a]
+	}
+	return newGroups(digits, radix)
+}
+
+// newGroups returns the grouping of a table whose j-th attribute's value v
+// has digit digits[j][v] of radix[j] digits.
+func newGroups(digits [][]int32, radix []int) *supportGroups {
+	g := &supportGroups{digits: digits, mul: make([]int, len(digits)), n: 1}
+	for j := len(digits) - 1; j >= 0; j-- {
 		g.mul[j] = g.n
-		g.n *= ad.radix[a]
+		g.n *= radix[j]
 	}
 	return g
 }
