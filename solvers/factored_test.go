@@ -176,13 +176,11 @@ func TestFactoredRefusesOverspend(t *testing.T) {
 }
 
 func TestSupportSigmasRule(t *testing.T) {
-	for _, c := range []struct{ rho, want float64 }{{1e-4, 0}, {9.9e-4, 0}, {1e-3, 3}, {0.05, 3}} {
-		if got := supportSigmas(c.rho); got != c.want {
-			t.Errorf("supportSigmas(%v) = %v, want %v", c.rho, got, c.want)
-		}
+	if got := supportSigmas(); got != 3 {
+		t.Errorf("supportSigmas() = %v, want 3", got)
 	}
 	setVariant(t, &experiment{supportK: -1})
-	if got := supportSigmas(1); got != 0 {
+	if got := supportSigmas(); got != 0 {
 		t.Errorf("supportSigmas with the experiment switch off = %v, want 0", got)
 	}
 }

@@ -161,7 +161,7 @@ func (s *Project) newRounds(p *Problem, plan *Plan, fit *factoredFit, tabs [][]i
 	r.sigma = fp.sigmaR
 	// The rounds' nominal split, as in the plan.
 	perRound := (fp.rho0 + r.rho) / float64(fp.rounds)
-	r.share = selectShare(fp.rho0 + fp.rhoLeft)
+	r.share = selectShare()
 	r.eps = privacy.CalibrateExponential(r.share*perRound, 1)
 	r.sens = math.Sqrt(fp.sens2)
 	// The coarse pairs (middle regime) score after the candidates, in the
@@ -187,7 +187,7 @@ func (s *Project) newRounds(p *Problem, plan *Plan, fit *factoredFit, tabs [][]i
 	r.team = par.NewTeam(0)
 	r.scan = newCandScan(fp.cands, tabs, r.bufs, r.active, scores, fp.weights, nHat)
 	r.trees = newTreeSizes(sizes, len(fp.cands))
-	if kappa := supportSigmas(fp.rho0 + fp.rhoLeft); kappa > 0 {
+	if kappa := supportSigmas(); kappa > 0 {
 		support, err := oneWaySupports(fit.cur, sizes, nHat, kappa, plan.groups)
 		if err != nil {
 			r.team.Close()
