@@ -89,20 +89,18 @@ func (s *Project) selectRound(fp *factoredPlan, a selectArgs) (int, *coarsePair,
 func (s *Project) measureRound(p *Problem, scan *candScan, sel int, cp *coarsePair, tab []int64, sigma, nHat float64) (fmeas, error) {
 	c := scan.cands[sel]
 	y := make([]float64, len(tab))
-	var gm []int32
-	groups := 0
+	g := scan.groupsOf(sel)
 	if cp != nil {
-		gm, groups = cp.cellGroups(), cp.groups()
-	} else if g := scan.groupsOf(sel); g != nil {
-		gm, groups = g.cellGroups(), g.n
+		g = cp.supportGroups
 	}
-	if gm == nil {
+	if g == nil {
 		if err := noisyTable(p, tab, sigma, y); err != nil {
 			return fmeas{}, err
 		}
 		return toMeas(c, y, sigma, nHat), nil
 	}
-	gt := make([]int64, groups)
+	gm := g.cellGroups()
+	gt := make([]int64, g.n)
 	for k, v := range tab {
 		gt[gm[k]] += v
 	}

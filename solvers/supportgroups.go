@@ -98,10 +98,7 @@ func (g *supportGroups) rows(f func(start, base int)) {
 		odo = make([]int, 0, k-1)
 	}
 	odo = odo[:k-1]
-	cells := last
-	for j := range k - 1 {
-		cells *= len(g.digits[j])
-	}
+	cells := g.cells()
 	base := 0
 	for j := range k - 1 {
 		base += int(g.digits[j][0]) * g.mul[j]
@@ -122,15 +119,19 @@ func (g *supportGroups) rows(f func(start, base int)) {
 	}
 }
 
+// cells returns the number of cells of the grouped table.
+func (g *supportGroups) cells() int {
+	c := 1
+	for _, d := range g.digits {
+		c *= len(d)
+	}
+	return c
+}
+
 // cellGroups returns each cell's group.
 func (g *supportGroups) cellGroups() []int32 {
-	k := len(g.digits)
-	last := g.digits[k-1]
-	cells := len(last)
-	for j := range k - 1 {
-		cells *= len(g.digits[j])
-	}
-	gm := make([]int32, cells)
+	last := g.digits[len(g.digits)-1]
+	gm := make([]int32, g.cells())
 	g.rows(func(start, base int) {
 		for v, d := range last {
 			gm[start+v] = int32(base) + d
