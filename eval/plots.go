@@ -140,11 +140,8 @@ func errorHistogram(shown []float64, zeros int) (string, error) {
 	}
 	p := newPlot(title, "absolute error (fraction of rows, log scale)", "queries")
 	if len(logs) > 0 {
-		bins := min(40, max(5, int(math.Sqrt(float64(len(logs))))))
-		h, err := plotter.NewHist(logs, bins)
-		if err != nil {
-			return "", err
-		}
+		bins, width := histBins(logs, min(40, max(5, int(math.Sqrt(float64(len(logs)))))))
+		h := &plotter.Histogram{Bins: bins, Width: width, LineStyle: plotter.DefaultLineStyle}
 		h.FillColor = colBlue
 		h.LineStyle.Color = color.White
 		h.LineStyle.Width = vg.Points(0.5)
@@ -158,6 +155,33 @@ func errorHistogram(shown []float64, zeros int) (string, error) {
 		p.Y.Tick.Marker = intTicks{}
 	}
 	return svgOf(p, 16*vg.Centimeter, 10*vg.Centimeter)
+}
+
+// histBins sorts finite values into n bins of equal width from their least
+// to their largest. plotter.NewHist panics when rounding puts a value just
+// below the largest into bin n (gonum plot v0.17.0: (x − min)/width
+// computed as exactly n); here such a value goes to the last bin.
+func histBins(vs []float64, n int) ([]plotter.HistogramBin, float64) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, v := range vs {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	if hi <= lo {
+		n = 1
+	}
+	w := (hi - lo) / float64(n)
+	if w == 0 {
+		w = 1
+	}
+	bins := make([]plotter.HistogramBin, n)
+	for i := range bins {
+		bins[i].Min = lo + float64(i)*w
+		bins[i].Max = lo + float64(i+1)*w
+	}
+	for _, v := range vs {
+		bins[min(n-1, max(0, int((v-lo)/w)))].Weight++
+	}
+	return bins, w
 }
 
 // worstMarginals plots the total-variation error of the worst marginals,
