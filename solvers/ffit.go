@@ -92,7 +92,8 @@ type factoredFit struct {
 //	SURE(t) = L(t) − M + 2·Σ b (μ' − μ)/(δσ)
 //
 // estimates the fitted answers' weighted squared error against the true
-// answers from the noisy measurements alone (post-processing). The fit keeps
+// answers from the noisy measurements alone (post-processing), its
+// divergence term read with the running maximum (pathDF). The fit keeps
 // the potentials of the step with the smallest SURE.
 type fsure struct {
 	shadow   *factoredFit
@@ -104,6 +105,7 @@ type fsure struct {
 	bestPhi  [][]float64
 	it       int
 	patience int
+	df       pathDF
 	history  []float64
 }
 
@@ -167,7 +169,7 @@ func (su *fsure) record(f *factoredFit) {
 			div += b[i] * (a2[i] - a[i]) / (su.delta * sig)
 		}
 	}
-	v := f.loss - float64(su.m) + 2*div
+	v := f.loss - float64(su.m) + 2*su.df.add(div)
 	su.history = append(su.history, v)
 	if v < su.best {
 		su.best, su.bestIt = v, su.it

@@ -2,6 +2,7 @@ package solvers
 
 import (
 	"context"
+	"math"
 	"slices"
 	"testing"
 
@@ -47,5 +48,34 @@ func TestLSFitSUREBest(t *testing.T) {
 			t.Errorf("ε = %g: after a second run, the output is not the best step's", eps)
 		}
 		team.Close()
+	}
+}
+
+// TestPathDF: the degrees of freedom SURE reads are the running maximum of
+// the probe's readings, never below 0, so that a reading far too low (the
+// probe's shadow oscillating at the edge of the steps' stability) cannot
+// make a minimum of the risk estimate.
+func TestPathDF(t *testing.T) {
+	// The loss falls steadily; the probe reads the degrees of freedom
+	// rising, then oscillating from step 6 on, once far too low (step 8).
+	loss := []float64{300, 200, 140, 110, 96, 90, 87, 85, 84, 83}
+	div := []float64{-1, 10, 25, 34, 39, 42, 47, 41, 5, 49}
+	wantDF := []float64{0, 10, 25, 34, 39, 42, 47, 47, 47, 49}
+	const m = 100
+	var d pathDF
+	best, bestIt := math.Inf(1), -1
+	for i := range loss {
+		df := d.add(div[i])
+		if df != wantDF[i] {
+			t.Errorf("step %d: pathDF.add(%g) = %g, want %g", i, div[i], df, wantDF[i])
+		}
+		if r := loss[i] - m + 2*df; r < best {
+			best, bestIt = r, i
+		}
+	}
+	// Risk: 200, 120, 90, 78, 74, 74, 81, 79, 78, 81 — the smallest at step
+	// 4; the raw reading at step 8 would have made it 84 − 100 + 10 = −6.
+	if bestIt != 4 {
+		t.Errorf("smallest risk at step %d, want 4", bestIt)
 	}
 }
