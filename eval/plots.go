@@ -157,10 +157,11 @@ func errorHistogram(shown []float64, zeros int) (string, error) {
 	return svgOf(p, 16*vg.Centimeter, 10*vg.Centimeter)
 }
 
-// histBins sorts finite values into n bins of equal width from their least
-// to their largest. plotter.NewHist panics when rounding puts a value just
-// below the largest into bin n (gonum plot v0.17.0: (x − min)/width
-// computed as exactly n); here such a value goes to the last bin.
+// histBins sorts finite values (at least one) into n bins of equal width
+// from their least to their largest. plotter.NewHist panics when rounding
+// puts a value just below the largest into bin n (gonum plot v0.17.0:
+// (x − min)/width computed as exactly n); here such a value goes to the
+// last bin.
 func histBins(vs []float64, n int) ([]plotter.HistogramBin, float64) {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, v := range vs {
