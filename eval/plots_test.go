@@ -1,6 +1,8 @@
 package eval
 
 import (
+	"encoding/binary"
+	"math"
 	"strings"
 	"testing"
 )
@@ -48,4 +50,38 @@ func TestHistBins(t *testing.T) {
 	if err != nil || !strings.Contains(svg, "<svg") {
 		t.Errorf("errorHistogram = %.40q, %v; want an SVG", svg, err)
 	}
+}
+
+// FuzzHistBins: for any values (finite, |v| ≤ 1e6: the report bins log10
+// errors, −12 to 0) and bin count, histBins counts every value once, in a
+// bin that holds it.
+func FuzzHistBins(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 0, 0, 0, 0, 0, 0, 0, 0x40}, uint8(40))
+	f.Fuzz(func(t *testing.T, raw []byte, nb uint8) {
+		var vs []float64
+		for i := 0; i+8 <= len(raw); i += 8 {
+			v := math.Float64frombits(binary.LittleEndian.Uint64(raw[i:]))
+			if !math.IsNaN(v) && math.Abs(v) <= 1e6 {
+				vs = append(vs, v)
+			}
+		}
+		n := int(nb%64) + 1
+		if len(vs) == 0 {
+			return
+		}
+		bins, w := histBins(vs, n)
+		total := 0.0
+		for _, b := range bins {
+			total += b.Weight
+		}
+		if total != float64(len(vs)) || !(w > 0) {
+			t.Fatalf("histBins(%v, %d): %g values counted, width %g", vs, n, total, w)
+		}
+		lo, hi := bins[0].Min, bins[len(bins)-1].Max
+		for _, v := range vs {
+			if v < lo-1e-9*max(1, math.Abs(lo)) || v > hi+1e-9*max(1, math.Abs(hi)) {
+				t.Fatalf("histBins(%v, %d): value %g outside the bins [%g, %g]", vs, n, v, lo, hi)
+			}
+		}
+	})
 }
