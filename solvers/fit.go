@@ -289,9 +289,10 @@ func sameBuf(a, b []float64) bool {
 // H_t rises from 0 towards 1, so its trace, the degrees of freedom, never
 // decreases along the path. The mirror-descent fit is that locally. Its
 // Armijo steps grow by 1.25 until one fails, so late in a long fit some
-// run at the edge of stability (1 < η_k·λ < 2), where the probe's shadow
-// oscillates and a single probe reads the divergence far too low or high
-// from one step to the next. A reading far too low made a spurious
+// overshoot on the largest eigenvalues (1 < η_k·λ < 2: still stable, but
+// the factor 1 − η_k·λ is negative). There the probe's shadow oscillates
+// about the main fit, and a single probe reads the divergence far too low
+// or too high from one step to the next. A reading far too low made a spurious
 // minimum of SURE late on the path, and the fit returned an overfitted
 // iterate: on cps1988 and slid at ε = 0.1 (one seed in six each) the
 // release's average L1 error was 1.5× the other seeds'. The running

@@ -53,8 +53,8 @@ func TestLSFitSUREBest(t *testing.T) {
 
 // TestPathDF: the degrees of freedom SURE reads are the running maximum of
 // the probe's readings, never below 0, so that a reading far too low (the
-// probe's shadow oscillating at the edge of the steps' stability) cannot
-// make a minimum of the risk estimate.
+// probe's shadow oscillating where the steps overshoot) cannot make a
+// minimum of the risk estimate.
 func TestPathDF(t *testing.T) {
 	// The loss falls steadily; the probe reads the degrees of freedom
 	// rising, then oscillating from step 6 on, once far too low (step 8).
