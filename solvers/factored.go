@@ -107,7 +107,6 @@ func (sh *Shape) maxModelBytes() uint64 {
 // (replace-one; smallData): public inputs only.
 func (s *Project) planFactored(sh *Shape, plan *Plan, rho float64) error {
 	w := sh.Workload
-	dom := w.Domain()
 	for _, fam := range w.Families() {
 		if fam.Kind != query.Marginals {
 			return fmt.Errorf("project on the factored model: workload family %s is not a marginal family; ranges, prefixes and predicates need --model explicit: %w", fam.Description, ErrUnsupported)
@@ -132,58 +131,93 @@ func (s *Project) planFactored(sh *Shape, plan *Plan, rho float64) error {
 	fp := &factoredPlan{sens2: marginalSens2(sh), cap: capB}
 	plan.factored = fp
 	plan.Params["max_model_bytes"] = float64(capB)
-	// Non-adaptive when the tuned rule's sets fit one tree.
-	if s.Setting == Tuned && !ex.adaptive {
-		orders := s.Orders
-		if orders == nil {
-			orders = []int{max(top-1, 1), top}
-			if top == 1 {
-				orders = []int{1}
-			}
-		}
-		var sets [][]int
-		for _, r := range orders {
-			sets = append(sets, downwardClosure(w, r)...)
-		}
-		t, err := model.NewTree(dom.Sizes(), sets)
-		if err == nil && t.Bytes() <= capB {
-			fp.tree = t
-			s.measureAll(plan, w, sets, fp.sens2, rho)
-			plan.Params["model_bytes"] = float64(t.Bytes())
-			return nil
+	if s.Setting == Tuned && !ex.adaptive && s.planMeasured(sh, plan, ex, top, rho) {
+		return nil
+	}
+	// Adaptive rounds.
+	fp.adaptive = true
+	fp.rounds = s.Rounds
+	if fp.rounds <= 0 && ex.perAttr > 0 {
+		fp.rounds = ex.perAttr * w.Domain().Len()
+	}
+	if fp.rounds <= 0 {
+		fp.rounds = tunedRounds(w.Domain().Len(), rho)
+	}
+	fp.candidates(sh, top)
+	// Every workload set is a candidate, and the workload is marginals only
+	// (refused above otherwise): the solve reads every workload table.
+	plan.ReadsWorkloadTables = true
+	plan.Params["score_sensitivity"] = fp.scoreSens
+	if err := s.planOneWays(w, plan, rho); err != nil {
+		return err
+	}
+	cells := 0.0
+	for _, c := range fp.cands {
+		cells += float64(cellsOf(w.Domain(), c))
+	}
+	plan.Params["candidate_cells"] = cells
+	plan.Params["score_sample_bytes"] = float64(sampledBytes(w.Domain().Sizes(), fp.cap))
+	plan.Params["rounds_nominal"] = float64(fp.rounds)
+	fp.batch = batchSize(fp.rounds)
+	plan.Params["batch"] = float64(fp.batch)
+	plan.Params["candidates"] = float64(len(fp.cands))
+	return nil
+}
+
+// planMeasured plans the factored model's non-adaptive paths and reports
+// whether one applies: every set of the tuned rule (C_{R−1} ∪ C_R) measured
+// when they fit one junction tree under the cap, or, on small data
+// (smallData; the evidence harness's pairs mode), every set of the order
+// below the workload's measured and the fit on those that fit the cap,
+// chosen from the noisy tables (post-processing).
+func (s *Project) planMeasured(sh *Shape, plan *Plan, ex experiment, top int, rho float64) bool {
+	w, fp := sh.Workload, plan.factored
+	orders := s.Orders
+	if orders == nil {
+		orders = []int{max(top-1, 1), top}
+		if top == 1 {
+			orders = []int{1}
 		}
 	}
-	// Measure every set of the order below the workload's, then fit the
-	// model on the ones that fit the cap, chosen from the noisy tables
-	// (post-processing).
-	if s.Setting == Tuned && !ex.adaptive && (ex.pairsMode || s.smallData(sh, top, rho)) {
+	var sets [][]int
+	for _, r := range orders {
+		sets = append(sets, downwardClosure(w, r)...)
+	}
+	t, err := model.NewTree(w.Domain().Sizes(), sets)
+	if err == nil && t.Bytes() <= fp.cap {
+		fp.tree = t
+		s.measureAll(plan, w, sets, fp.sens2, rho)
+		plan.Params["model_bytes"] = float64(t.Bytes())
+		return true
+	}
+	if ex.pairsMode || s.smallData(sh, top, rho) {
 		s.measureAll(plan, w, downwardClosure(w, max(top-1, 1)), fp.sens2, rho)
 		fp.selectSets = true
 		// The chosen sets' model stays small: the fit's cost follows it,
 		// and on small data the largest cliques add noise, not signal.
 		fp.cap = min(fp.cap, selectCap)
-		return nil
+		return true
 	}
-	// Adaptive rounds.
-	fp.adaptive = true
-	d := dom.Len()
-	fp.rounds = s.Rounds
-	if fp.rounds <= 0 && ex.perAttr > 0 {
-		fp.rounds = ex.perAttr * d
-	}
-	if fp.rounds <= 0 {
-		fp.rounds = tunedRounds(d, rho)
-	}
+	return false
+}
+
+// candidates sets the adaptive rounds' candidate sets (every r-subset of a
+// workload marginal, r = 1 … top), their weights and the selection score's
+// sensitivity.
+//
+// A candidate's weight is Σ over the workload's marginals m of w_m·|c ∩ m|
+// (AIM's), summed per attribute: Σ_{a ∈ c} Σ_{m ∋ a} w_m, in time linear in
+// the candidates and the marginals rather than their product. Its score is
+// its weight times the L1 distance of its table (over any fixed subset of
+// cells) from the model's: a record leaving one cell and entering another
+// moves that distance by at most 2, a unit of up to K records added or
+// removed by at most K.
+func (fp *factoredPlan) candidates(sh *Shape, top int) {
+	w := sh.Workload
 	for r := 1; r <= top; r++ {
 		fp.cands = append(fp.cands, downwardClosure(w, r)...)
 	}
-	// Every workload set is a candidate, and the workload is marginals only
-	// (refused above otherwise): the solve reads every workload table.
-	plan.ReadsWorkloadTables = true
-	// A candidate's weight is Σ over the workload's marginals m of w_m·|c ∩ m|
-	// (AIM's), summed per attribute: Σ_{a ∈ c} Σ_{m ∋ a} w_m, in time linear
-	// in the candidates and the marginals rather than their product.
-	perAttr := make([]float64, d)
+	perAttr := make([]float64, w.Domain().Len())
 	for _, m := range w.Marginals() {
 		for _, a := range m.Attrs {
 			perAttr[a] += m.Weight
@@ -197,24 +231,26 @@ func (s *Project) planFactored(sh *Shape, plan *Plan, rho float64) error {
 		fp.weights = append(fp.weights, wt)
 		fp.scoreSens = max(fp.scoreSens, wt)
 	}
-	// A candidate's score is its weight times the L1 distance of its table
-	// (over any fixed subset of cells) from the model's: a record leaving one
-	// cell and entering another moves that distance by at most 2, a unit of
-	// up to K records added or removed by at most K.
 	if sh.Neighbours == ReplaceOne {
 		fp.scoreSens *= 2
 	} else {
 		fp.scoreSens *= float64(sh.Unit())
 	}
-	plan.Params["score_sensitivity"] = fp.scoreSens
-	// Every one-way table, then rounds: each round's selection gets
-	// selectShare of ρ/rounds (0.15) and its measurement the rest.
+}
+
+// planOneWays splits ρ between the one-way tables and the rounds and writes
+// the plan's charges: one per one-way table (each states its σ), then the
+// rounds' total. Each round's selection gets selectShare of ρ/rounds (0.15)
+// and its measurement the rest, at σ_R. The one-way tables together cost
+// what d rounds' measurements would (times oneWayScale), split so that
+// σ_a ∝ cells_a^(−p) (p = oneWayPower): an attribute's table adds about
+// √(2/π)·σ_a·cells_a to the L1 error of every marginal holding it, so the
+// larger tables get the smaller noise.
+func (s *Project) planOneWays(w *query.Workload, plan *Plan, rho float64) error {
+	fp, dom := plan.factored, w.Domain()
+	d := dom.Len()
 	perRound := rho / float64(fp.rounds)
 	fp.sigmaR = privacy.CalibrateGaussian((1-selectShare())*perRound, 1, math.Sqrt(fp.sens2))
-	// The one-way tables together cost what d rounds' measurements would,
-	// split so that σ_a ∝ cells_a^(−p) (p = oneWayPower): an attribute's
-	// table adds about √(2/π)·σ_a·cells_a to the L1 error of every
-	// marginal holding it, so the larger tables get the smaller noise.
 	sig := make([]float64, d)
 	target := float64(d) * privacy.GaussianCost(math.Sqrt(fp.sens2), fp.sigmaR).Rho
 	target *= oneWayScale(rho)
@@ -237,7 +273,6 @@ func (s *Project) planFactored(sh *Shape, plan *Plan, rho float64) error {
 	fp.rho0 = rho0
 	fp.rhoLeft = (rho - rho0) * (1 - 1e-9)
 	plan.groups = oneway
-	// One charge per one-way table (each states its σ), then the rounds'.
 	plan.Charges = nil
 	for _, g := range oneway {
 		plan.Charges = append(plan.Charges, privacy.Charge{
@@ -253,16 +288,6 @@ func (s *Project) planFactored(sh *Shape, plan *Plan, rho float64) error {
 		Label: fmt.Sprintf("%s: adaptive rounds on the factored model (each: exponential-mechanism selection among %d candidate sets%s, then a discrete Gaussian measurement of the selected marginal; budget annealing; total at most this ρ)", s.Name(), len(fp.cands), coarseNote),
 		Cost:  privacy.ZCDPCost(fp.rhoLeft),
 	})
-	cells := 0.0
-	for _, c := range fp.cands {
-		cells += float64(cellsOf(dom, c))
-	}
-	plan.Params["candidate_cells"] = cells
-	plan.Params["score_sample_bytes"] = float64(sampledBytes(dom.Sizes(), fp.cap))
-	plan.Params["rounds_nominal"] = float64(fp.rounds)
-	fp.batch = batchSize(fp.rounds)
-	plan.Params["batch"] = float64(fp.batch)
-	plan.Params["candidates"] = float64(len(fp.cands))
 	return nil
 }
 
