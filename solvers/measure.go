@@ -156,76 +156,11 @@ func measure(p *Problem, groups []group, nb Neighbours, count *countPlan) (*meas
 	if err != nil {
 		return nil, err
 	}
-	n := float64(p.N)
-	var (
-		margNoisy []float64 // noisy counts of the marginal groups, in order
-		margSig   []float64 // per query σ (counts)
-		rowNoisy  []float64 // noisy counts of the workload rows (NaN: not measured)
-		rowSig    []float64
-		sums      = make([]float64, len(groups)) // per group: noisy total and its variance, for n̂
-		sumVar    = make([]float64, len(groups))
-	)
-	gauss := func(gi int, cnt []float64, out []float64) error {
-		sigma := groups[gi].sigma
-		dg, err := privacy.NewDiscreteGaussian(sigma)
-		if err != nil {
-			return err
-		}
-		s := 0.0
-		for i, c := range cnt {
-			v := float64(int64(math.Round(c)) + dg.Sample(p.Rand))
-			if p.noPrivacy {
-				v = math.Round(c)
-			}
-			out[i] = v
-			s += v
-		}
-		sums[gi] = s
-		sumVar[gi] = float64(len(cnt)) * sigma * sigma
-		return nil
-	}
+	nz := &noiser{p: p, groups: groups, sums: make([]float64, len(groups)), sumVar: make([]float64, len(groups))}
+	var margNoisy, margSig []float64 // the marginal groups' noisy counts and σ per query (counts), in order
 	if mw != nil {
-		var ans []float64
-		var tabs [][]int64
-		if p.Counts != nil {
-			ans = mw.AnswerCounts(p.Counts, make([]float64, mw.M()))
-		} else {
-			// A source of marginal tables only (a database, a count file).
-			sets := make([][]int, len(mw.Marginals()))
-			for i, s := range mw.Marginals() {
-				sets[i] = s.Attrs
-			}
-			if tabs, err = p.Data.Marginals(context.Background(), sets); err != nil {
-				return nil, err
-			}
-		}
-		margNoisy = make([]float64, mw.M())
-		margSig = make([]float64, mw.M())
-		si := 0
-		for gi, g := range groups {
-			if g.attrs == nil {
-				continue
-			}
-			s := mw.Marginals()[si]
-			var cnt []float64
-			if tabs != nil {
-				cnt = make([]float64, s.Cells)
-				for i, v := range tabs[si] {
-					cnt[i] = float64(v)
-				}
-			} else {
-				cnt = ans[s.Offset : s.Offset+s.Cells]
-				for i := range cnt {
-					cnt[i] *= n // exact counts (answers are count/n)
-				}
-			}
-			si++
-			if err := gauss(gi, cnt, margNoisy[s.Offset:s.Offset+s.Cells]); err != nil {
-				return nil, err
-			}
-			for i := s.Offset; i < s.Offset+s.Cells; i++ {
-				margSig[i] = g.sigma
-			}
+		if margNoisy, margSig, err = nz.marginals(mw); err != nil {
+			return nil, err
 		}
 	}
 	hasRows := false
@@ -234,52 +169,15 @@ func measure(p *Problem, groups []group, nb Neighbours, count *countPlan) (*meas
 			hasRows = true
 		}
 	}
+	var rowNoisy, rowSig []float64 // the workload rows' noisy counts (NaN: not measured) and σ
 	if hasRows {
-		m := w.M()
-		rowNoisy = make([]float64, m)
-		rowSig = make([]float64, m)
-		for j := range rowNoisy {
-			rowNoisy[j] = math.NaN()
-		}
-		for gi, g := range groups {
-			if g.attrs != nil {
-				continue
-			}
-			fam := w.Families()[g.family]
-			cnt := make([]float64, fam.Len)
-			for i := range cnt {
-				j := fam.Offset + i
-				cnt[i] = p.Answers[j] * n / w.Weight(j)
-			}
-			if err := gauss(gi, cnt, rowNoisy[fam.Offset:fam.Offset+fam.Len]); err != nil {
-				return nil, err
-			}
-			for i := range cnt {
-				rowSig[fam.Offset+i] = g.sigma
-			}
+		if rowNoisy, rowSig, err = nz.rows(); err != nil {
+			return nil, err
 		}
 	}
-	// The count the fractions are relative to.
-	nHat := n
-	switch {
-	case nb == AddRemove && count != nil:
-		nHat = float64(count.estimate(p.Rand, p.N))
-		if p.noPrivacy {
-			nHat = n
-		}
-	case nb == AddRemove:
-		// Inverse-variance weighted mean of the groups' noisy totals, for
-		// the groups whose counts sum to n (marginal tables).
-		var ms, mv []float64
-		for i, g := range groups {
-			if g.attrs != nil {
-				ms, mv = append(ms, sums[i]), append(mv, sumVar[i])
-			}
-		}
-		if len(ms) == 0 {
-			return nil, fmt.Errorf("%w: add/remove neighbours need at least one marginal measurement to estimate n", ErrUnsupported)
-		}
-		nHat = estimateN(ms, mv)
+	nHat, err := nz.nHat(nb, count)
+	if err != nil {
+		return nil, err
 	}
 	out := &measured{nHat: nHat, marginals: mw}
 	var ops []Operator
@@ -314,6 +212,147 @@ func measure(p *Problem, groups []group, nb Neighbours, count *countPlan) (*meas
 		out.groupSigma = append(out.groupSigma, g.sigma/nHat)
 	}
 	return out, nil
+}
+
+// noiser draws measure's noisy counts, group by group, and keeps each
+// group's noisy total and its variance for n̂.
+type noiser struct {
+	p            *Problem
+	groups       []group
+	sums, sumVar []float64
+}
+
+// gauss adds group gi's discrete Gaussian noise to the exact counts cnt
+// (rounded to integers) into out.
+func (nz *noiser) gauss(gi int, cnt []float64, out []float64) error {
+	sigma := nz.groups[gi].sigma
+	dg, err := privacy.NewDiscreteGaussian(sigma)
+	if err != nil {
+		return err
+	}
+	s := 0.0
+	for i, c := range cnt {
+		v := float64(int64(math.Round(c)) + dg.Sample(nz.p.Rand))
+		if nz.p.noPrivacy {
+			v = math.Round(c)
+		}
+		out[i] = v
+		s += v
+	}
+	nz.sums[gi] = s
+	nz.sumVar[gi] = float64(len(cnt)) * sigma * sigma
+	return nil
+}
+
+// marginals measures the marginal groups, whose tables are mw's marginals
+// in order: the noisy counts and each query's σ (counts). The exact tables
+// come from Problem.Counts, or from Problem.Data for a source of marginal
+// tables only (a database, a count file).
+func (nz *noiser) marginals(mw *query.Workload) (noisy, sig []float64, err error) {
+	p := nz.p
+	n := float64(p.N)
+	var ans []float64
+	var tabs [][]int64
+	if p.Counts != nil {
+		ans = mw.AnswerCounts(p.Counts, make([]float64, mw.M()))
+	} else {
+		sets := make([][]int, len(mw.Marginals()))
+		for i, s := range mw.Marginals() {
+			sets[i] = s.Attrs
+		}
+		if tabs, err = p.Data.Marginals(context.Background(), sets); err != nil {
+			return nil, nil, err
+		}
+	}
+	noisy = make([]float64, mw.M())
+	sig = make([]float64, mw.M())
+	si := 0
+	for gi, g := range nz.groups {
+		if g.attrs == nil {
+			continue
+		}
+		s := mw.Marginals()[si]
+		var cnt []float64
+		if tabs != nil {
+			cnt = make([]float64, s.Cells)
+			for i, v := range tabs[si] {
+				cnt[i] = float64(v)
+			}
+		} else {
+			cnt = ans[s.Offset : s.Offset+s.Cells]
+			for i := range cnt {
+				cnt[i] *= n // exact counts (answers are count/n)
+			}
+		}
+		si++
+		if err := nz.gauss(gi, cnt, noisy[s.Offset:s.Offset+s.Cells]); err != nil {
+			return nil, nil, err
+		}
+		for i := s.Offset; i < s.Offset+s.Cells; i++ {
+			sig[i] = g.sigma
+		}
+	}
+	return noisy, sig, nil
+}
+
+// rows measures the groups of non-marginal workload families as they are:
+// per workload row, its noisy count (NaN where no group measures it) and σ.
+func (nz *noiser) rows() (noisy, sig []float64, err error) {
+	p := nz.p
+	w, n := p.Workload, float64(p.N)
+	m := w.M()
+	noisy = make([]float64, m)
+	sig = make([]float64, m)
+	for j := range noisy {
+		noisy[j] = math.NaN()
+	}
+	for gi, g := range nz.groups {
+		if g.attrs != nil {
+			continue
+		}
+		fam := w.Families()[g.family]
+		cnt := make([]float64, fam.Len)
+		for i := range cnt {
+			j := fam.Offset + i
+			cnt[i] = p.Answers[j] * n / w.Weight(j)
+		}
+		if err := nz.gauss(gi, cnt, noisy[fam.Offset:fam.Offset+fam.Len]); err != nil {
+			return nil, nil, err
+		}
+		for i := range cnt {
+			sig[fam.Offset+i] = g.sigma
+		}
+	}
+	return noisy, sig, nil
+}
+
+// nHat is the count the fractions are relative to: n under replace-one;
+// under add/remove the noisy record count when the plan has one, else the
+// inverse-variance weighted mean of the marginal groups' noisy totals
+// (post-processing).
+func (nz *noiser) nHat(nb Neighbours, count *countPlan) (float64, error) {
+	p := nz.p
+	n := float64(p.N)
+	switch {
+	case nb == AddRemove && count != nil:
+		if p.noPrivacy {
+			count.estimate(p.Rand, p.N) // the draw the private path makes
+			return n, nil
+		}
+		return float64(count.estimate(p.Rand, p.N)), nil
+	case nb == AddRemove:
+		var ms, mv []float64
+		for i, g := range nz.groups {
+			if g.attrs != nil {
+				ms, mv = append(ms, nz.sums[i]), append(mv, nz.sumVar[i])
+			}
+		}
+		if len(ms) == 0 {
+			return 0, fmt.Errorf("%w: add/remove neighbours need at least one marginal measurement to estimate n", ErrUnsupported)
+		}
+		return estimateN(ms, mv), nil
+	}
+	return n, nil
 }
 
 // estimateN estimates n from the noisy totals of marginal tables (each
