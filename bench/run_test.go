@@ -501,3 +501,20 @@ func TestRunRealProtocols(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorLine: a failed run's status is the CLI's error message, also when
+// a goroutine stack follows it (an internal error, exit 70), whose last line
+// names a source file of the build machine.
+func TestErrorLine(t *testing.T) {
+	for _, c := range []struct{ stderr, want string }{
+		{"some progress\nsynth release: budget refused: ε too small\n", "synth release: budget refused: ε too small"},
+		{"synth: internal error (a bug, please report it with this message): bin=40, n=40\n\ngoroutine 1 [running]:\nmain.main()\n\t/build/cmd/synth/main.go:94 +0x1a6\n",
+			"synth: internal error (a bug, please report it with this message): bin=40, n=40"},
+		{"signal: killed\n", "signal: killed"},
+		{"", ""},
+	} {
+		if got := errorLine(c.stderr); got != c.want {
+			t.Errorf("errorLine(%q) = %q, want %q", c.stderr, got, c.want)
+		}
+	}
+}

@@ -295,7 +295,7 @@ func runOne(ctx context.Context, exe string, pt *Point, data, domain string, sh 
 		case errors.Is(rctx.Err(), context.DeadlineExceeded):
 			res.Status = "timeout after " + timeout.String()
 		case errors.As(runErr, &ee):
-			res.Status = fmt.Sprintf("exit %d: %s", ee.ExitCode(), lastLine(stderr.String()))
+			res.Status = fmt.Sprintf("exit %d: %s", ee.ExitCode(), errorLine(stderr.String()))
 		default:
 			return nil, fmt.Errorf("bench: running %s: %w", exe, runErr)
 		}
@@ -429,8 +429,18 @@ func describe(r *Result) string {
 	return fmt.Sprintf("max %s, mean %s, %.2f s, %.0f MiB", fmtErr(r.MaxError), fmtErr(r.MeanError), r.Seconds, r.PeakRSSMiB)
 }
 
-// lastLine returns the last non-empty line of s (the CLI's error message).
-func lastLine(s string) string {
+// errorLine returns the CLI's error message in its stderr s: the last line
+// that starts with "synth:" or "synth " (a subcommand's "synth release:"),
+// else the last non-empty line. An internal
+// error's message is followed by its goroutine stack, whose last line names
+// a source file of the build machine, not the error.
+func errorLine(s string) string {
+	lines := strings.Split(s, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.HasPrefix(lines[i], "synth:") || strings.HasPrefix(lines[i], "synth ") {
+			return oneLine(lines[i])
+		}
+	}
 	return oneLine(string(lastLineBytes([]byte(s))))
 }
 

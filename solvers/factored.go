@@ -107,6 +107,7 @@ func (sh *Shape) maxModelBytes() uint64 {
 // (replace-one; smallData): public inputs only.
 func (s *Project) planFactored(sh *Shape, plan *Plan, rho float64) error {
 	w := sh.Workload
+	dom := w.Domain()
 	for _, fam := range w.Families() {
 		if fam.Kind != query.Marginals {
 			return fmt.Errorf("project on the factored model: workload family %s is not a marginal family; ranges, prefixes and predicates need --model explicit: %w", fam.Description, ErrUnsupported)
@@ -138,10 +139,10 @@ func (s *Project) planFactored(sh *Shape, plan *Plan, rho float64) error {
 	fp.adaptive = true
 	fp.rounds = s.Rounds
 	if fp.rounds <= 0 && ex.perAttr > 0 {
-		fp.rounds = ex.perAttr * w.Domain().Len()
+		fp.rounds = ex.perAttr * dom.Len()
 	}
 	if fp.rounds <= 0 {
-		fp.rounds = tunedRounds(w.Domain().Len(), rho)
+		fp.rounds = tunedRounds(dom.Len(), rho)
 	}
 	fp.candidates(sh, top)
 	// Every workload set is a candidate, and the workload is marginals only
@@ -153,10 +154,10 @@ func (s *Project) planFactored(sh *Shape, plan *Plan, rho float64) error {
 	}
 	cells := 0.0
 	for _, c := range fp.cands {
-		cells += float64(cellsOf(w.Domain(), c))
+		cells += float64(cellsOf(dom, c))
 	}
 	plan.Params["candidate_cells"] = cells
-	plan.Params["score_sample_bytes"] = float64(sampledBytes(w.Domain().Sizes(), fp.cap))
+	plan.Params["score_sample_bytes"] = float64(sampledBytes(dom.Sizes(), fp.cap))
 	plan.Params["rounds_nominal"] = float64(fp.rounds)
 	fp.batch = batchSize(fp.rounds)
 	plan.Params["batch"] = float64(fp.batch)
