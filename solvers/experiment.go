@@ -13,18 +13,20 @@ var variant *experiment
 // evidence: SYNTH_EXPERIMENT) and the tests (setVariant), the evidence
 // tests among them, set it.
 type experiment struct {
-	fitTrace  func(int, float64, []float64) // called after each step
-	selShare  float64                       // share of a round's ρ on the selection (0: the rule's, selectShare)
-	anneal    float64                       // annealing allowance factor (0: 1)
-	pairsMode bool                          // measure the order below the workload's, fit the sets that fit
-	supportK  float64                       // κ of the effective supports (0: the rule's; negative: off)
-	oneAlloc  float64                       // one-way σ_a ∝ cells_a^(−oneAlloc) (0: oneWayPower; negative: equal σ)
-	oneScale  float64                       // the one-way tables' ρ times this (0: the rule's, oneWayScale)
-	coarse    float64                       // coarse pairs' share (0: the rule's, coarseShare; negative: off)
-	perAttr   int                           // nominal rounds per attribute (0: tunedRounds)
-	adaptive  bool                          // the adaptive rounds even where the measured sets fit one tree
-	smoothMax int                           // one-way smoothing's largest half-width (0: 4; negative: off)
-	capBytes  uint64                        // the factored model's cap (0: the shape's)
+	fitTrace   func(int, float64, []float64) // called after each step
+	selShare   float64                       // share of a round's ρ on the selection (0: the rule's, selectShare)
+	anneal     float64                       // annealing allowance factor (0: 1)
+	pairsMode  bool                          // measure the order below the workload's, fit the sets that fit
+	supportK   float64                       // κ of the effective supports (0: the rule's; negative: off)
+	oneAlloc   float64                       // one-way σ_a ∝ cells_a^(−oneAlloc) (0: oneWayPower; negative: equal σ)
+	oneScale   float64                       // the one-way tables' ρ times this (0: the rule's, oneWayScale)
+	coarse     float64                       // coarse pairs' share (0: the rule's, coarseShare; negative: off)
+	perAttr    int                           // nominal rounds per attribute (0: tunedRounds)
+	adaptive   bool                          // the adaptive rounds even where the measured sets fit one tree
+	smoothMax  int                           // one-way smoothing's largest half-width (0: 4; negative: off)
+	capBytes   uint64                        // the factored model's cap (0: the shape's)
+	widenMoves float64                       // the widening test's move, in allowances (0: widenMoves)
+	widenRun   float64                       // the widening test's rounds run, in rounds left (0: widenRun)
 }
 
 // projectSettings, when not nil, sets exported settings of every new

@@ -73,6 +73,8 @@ var variantKeys = map[string]func(*experiment, float64){
 	"coarse":   func(v *experiment, f float64) { v.coarse = f },
 	"smooth":   func(v *experiment, f float64) { v.smoothMax = int(f) },
 	"capmib":   func(v *experiment, f float64) { v.capBytes = uint64(f * (1 << 20)) },
+	"widen":    func(v *experiment, f float64) { v.widenMoves = f },
+	"wrun":     func(v *experiment, f float64) { v.widenRun = f },
 }
 
 // settingKeys set Project's exported settings.

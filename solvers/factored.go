@@ -99,7 +99,7 @@ func (sh *Shape) maxModelBytes() uint64 {
 // then rounds that each select a candidate set by the exponential mechanism
 // (score: weighted L1 error of the current model minus the expected noise),
 // measure it with the discrete Gaussian and re-fit, warm-started, with budget
-// annealing. The rounds' total is charged up front as one charge, so the
+// annealing (and widening, rounds.widens). The rounds' total is charged up front as one charge, so the
 // ledger holds the whole plan before any record is read.
 //
 // Privacy: the plan reads the budget, the workload, the domain, the
@@ -304,7 +304,10 @@ const (
 // attribute above. AIM uses 16 per attribute; under replace-one neighbours
 // every round costs twice AIM's for the same noise, and fewer, less noisy
 // rounds were better on full ADULT (all 3-way marginals, ε 0.1–1, seeds 1–2:
-// docs/BENCHMARKS.md). It reads only public quantities.
+// docs/BENCHMARKS.md). It sets the rounds' first σ: annealing halves it
+// where the model already fits, and widening (rounds.widens) raises it
+// where the moves say more tables are off than the count affords. It
+// reads only public quantities.
 func tunedRounds(d int, rho float64) int {
 	if rho < fourRoundsRho {
 		return 2 * d

@@ -101,6 +101,8 @@ type rounds struct {
 	rho, used float64 // the rounds' ρ, and what the selections and measurements spent of it
 	sigma     float64 // the next measurement's σ (counts)
 	annealed  int     // the annealing steps not undone (anneal)
+	widened   int     // the widening steps (anneal)
+	batch     int     // selections per fit: fp.batch, raised by widening (anneal)
 	eps       float64 // the next selection's ε0
 	share     float64 // the selections' share of a round's ρ
 	sens      float64 // ℓ2 sensitivity of one marginal table
@@ -159,6 +161,7 @@ func (s *Project) newRounds(p *Problem, plan *Plan, fit *factoredFit, tabs [][]i
 	r := &rounds{s: s, fp: fp, sizes: sizes, tabs: tabs, nHat: nHat, measured: measured}
 	r.rho = fp.rhoLeft
 	r.sigma = fp.sigmaR
+	r.batch = fp.batch
 	// The rounds' nominal split, as in the plan.
 	perRound := (fp.rho0 + r.rho) / float64(fp.rounds)
 	r.share = selectShare()
@@ -354,7 +357,7 @@ func (r *rounds) selectBatch(p *Problem, fit *factoredFit, final bool) (batch []
 				return nil, nil, false, fmt.Errorf("solvers: internal error: no tree for %v: %w", r.measured, err)
 			}
 		}
-		if final || k == fp.batch-1 {
+		if final || k == r.batch-1 {
 			return batch, t, final, nil
 		}
 	}
@@ -434,7 +437,11 @@ func (r *rounds) afterFit(p *Problem, res *Result, fit *factoredFit, batch []sel
 // move within its allowance (a test of little power: its allowance holds
 // most of the move) would otherwise end the rounds early (wide16-3way at
 // ε = 0.5 ended 7 runs of 16 with a max error of 0.03 against 0.004;
-// docs/BENCHMARKS.md). σ never rises above the rounds' first.
+// docs/BENCHMARKS.md).
+//
+// With no step to undo, it widens σ by √2 (ε0 / √2) when the rounds have
+// more tables to measure than their budget affords (widens): the rounds
+// left double, each at half the cost.
 //
 // Never after the final round. The next spend charges the new σ and ε0.
 // It reads only the noisy measurements' effect on the model and public
@@ -450,5 +457,66 @@ func (r *rounds) anneal(moved, allow, allowUp float64, final bool) {
 		r.sigma *= 2
 		r.eps /= 2
 		r.annealed--
+	case r.annealed == 0 && r.widens(moved, allow):
+		r.sigma *= math.Sqrt2
+		r.eps /= math.Sqrt2
+		r.widened++
+		// The fits left stay as many as before: batchSize of the
+		// count the rounds now expect.
+		r.batch = max(r.batch, batchSize(r.round+int(math.Ceil(r.roundsLeft()))))
 	}
+}
+
+// widens reports whether the rounds should widen σ after a batch that
+// moved the model by moved counts against its noise allowance allow: when
+// both
+//   - moved > widenMoves·allow: the batch's tables are off by more than
+//     (2√2 − 1) allowances beyond their noise (a fit that follows a
+//     measurement moves a table by at most its error plus its noise); and
+//   - the rounds run are at least widenRun times the rounds left at the
+//     current σ and ε0 (roundsLeft).
+//
+// The rounds left, K, measure K tables at σ, each left with about its
+// allowance A of error; at √2σ they measure 2K, each left with √2·A, for
+// the same ρ. The wider rounds win when the tables K+1..2K are off, on
+// average, by more than (2√2 − 1)·A: if the next tables are off as the
+// batch's, its move above 2√2·A says so. The run so far says how many
+// tables are off: the rounds found k of them, one after the other, and
+// with nothing else known the median guess of the total is twice what was
+// seen (k more to come); the wider rounds need 2K of them, so k ≥ 2K.
+// Each widening doubles K, so it needs a third more rounds run before the
+// next, and it stops where the moves fall within 2√2 allowances at the
+// wider σ: the count follows the number of tables the model gets wrong,
+// where a fixed count either runs out with strongly dependent sets never
+// measured (wide32-2way at ε = 0.5: max error 3.5× AIM's) or spends its
+// budget on tables within the noise (titanic at every ε). On the suite
+// (docs/BENCHMARKS.md "The rounds' count from the moves") 2 and 4
+// allowances, and 1 and 3 times the rounds left, give the same picture.
+//
+// It reads only the moves of noisy measurements and the budget:
+// post-processing.
+func (r *rounds) widens(moved, allow float64) bool {
+	w, k := widenMoves, widenRun
+	if v := variant; v != nil {
+		if v.widenMoves > 0 {
+			w = v.widenMoves
+		}
+		if v.widenRun > 0 {
+			k = v.widenRun
+		}
+	}
+	return moved > w*allow && float64(r.round) >= k*r.roundsLeft()
+}
+
+// The widening test's constants (widens).
+const (
+	widenMoves = 2 * math.Sqrt2 // a batch's move, in allowances
+	widenRun   = 2.0            // the rounds run, in rounds left
+)
+
+// roundsLeft is the number of rounds the budget left affords at the
+// current σ and ε0 (fractional).
+func (r *rounds) roundsLeft() float64 {
+	cost := privacy.GaussianCost(r.sens, r.sigma).Rho + privacy.ExponentialMechanismCost(r.eps).Rho
+	return (r.rho - r.used) / cost
 }

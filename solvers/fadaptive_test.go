@@ -110,52 +110,70 @@ func TestRoundsSpend(t *testing.T) {
 // TestRoundsAnneal: σ halves and ε0 doubles exactly when the batch moved
 // the model by at most allow·annealFactor; one such step is undone (σ
 // doubles, ε0 halves) exactly when the batch moved the model by more than
-// allowUp and a step is left to undo; neither after the final round.
+// allowUp and a step is left to undo; with no step to undo, σ widens by √2
+// (ε0 / √2) exactly when the batch moved the model by more than 2√2·allow
+// and the rounds run are at least twice the rounds left, and the batch
+// grows to keep the fits left; nothing changes after the final round.
 func TestRoundsAnneal(t *testing.T) {
 	const (
 		kept    = 0
 		halved  = 1
 		doubled = -1
+		widened = 2
 	)
+	w := 100 * 2 * math.Sqrt2 // 2√2 allowances of 100
 	for _, c := range []struct {
 		name         string
 		factor       float64 // experiment.anneal (0: 1)
 		annealed     int     // steps not undone before the batch
 		moved, allow float64
 		final        bool
+		run          int     // rounds run before the test
+		left         float64 // rounds the budget left affords
 		want         int
+		batch        int // the batch after the test (from 1)
 	}{
-		{"moved less", 0, 0, 90, 100, false, halved},
-		{"moved the allowance", 0, 0, 100, 100, false, halved},
-		{"moved more", 0, 0, 100.0001, 100, false, kept},
-		{"nothing moved, nothing allowed", 0, 0, 0, 0, false, halved},
-		{"final round", 0, 0, 1, 100, true, kept},
-		{"final round, nothing moved", 0, 0, 0, 0, true, kept},
-		{"factor 0.5, moved 0.6 of allow", 0.5, 0, 60, 100, false, kept},
-		{"factor 0.5, moved half of allow", 0.5, 0, 50, 100, false, halved},
-		{"factor 2, moved 1.5 of allow", 2, 0, 150, 100, false, halved},
-		{"factor 2, moved 2.5 of allow", 2, 0, 250, 100, false, kept},
-		{"no step to undo, moved past allowUp", 0, 0, 250, 100, false, kept},
-		{"a step to undo, moved past allowUp", 0, 1, 200.0001, 100, false, doubled},
-		{"a step to undo, moved allowUp", 0, 1, 200, 100, false, kept},
-		{"two steps, moved within allow", 0, 2, 80, 100, false, halved},
-		{"a step to undo, final round", 0, 1, 500, 100, true, kept},
+		{"moved less", 0, 0, 90, 100, false, 0, 0, halved, 1},
+		{"moved the allowance", 0, 0, 100, 100, false, 0, 0, halved, 1},
+		{"moved more", 0, 0, 100.0001, 100, false, 0, 0, kept, 1},
+		{"nothing moved, nothing allowed", 0, 0, 0, 0, false, 0, 0, halved, 1},
+		{"final round", 0, 0, 1, 100, true, 0, 0, kept, 1},
+		{"final round, nothing moved", 0, 0, 0, 0, true, 0, 0, kept, 1},
+		{"factor 0.5, moved 0.6 of allow", 0.5, 0, 60, 100, false, 0, 0, kept, 1},
+		{"factor 0.5, moved half of allow", 0.5, 0, 50, 100, false, 0, 0, halved, 1},
+		{"factor 2, moved 1.5 of allow", 2, 0, 150, 100, false, 0, 0, halved, 1},
+		{"factor 2, moved 2.5 of allow", 2, 0, 250, 100, false, 0, 0, kept, 1},
+		{"no step to undo, moved past allowUp", 0, 0, 250, 100, false, 0, 0, kept, 1},
+		{"a step to undo, moved past allowUp", 0, 1, 200.0001, 100, false, 0, 0, doubled, 1},
+		{"a step to undo, moved allowUp", 0, 1, 200, 100, false, 0, 0, kept, 1},
+		{"two steps, moved within allow", 0, 2, 80, 100, false, 0, 0, halved, 1},
+		{"a step to undo, final round", 0, 1, 500, 100, true, 0, 0, kept, 1},
+		{"moved past 2√2 allowances, run twice the rounds left", 0, 0, w + 1e-9, 100, false, 20, 10, widened, 1},
+		{"moved 2√2 allowances", 0, 0, w, 100, false, 20, 10, kept, 1},
+		{"run less than twice the rounds left", 0, 0, 1000, 100, false, 19, 10, kept, 1},
+		{"a step to undo comes first", 0, 1, 1000, 100, false, 20, 10, doubled, 1},
+		{"widened on the final round", 0, 0, 1000, 100, true, 20, 10, kept, 1},
+		{"widened past maxFits rounds", 0, 0, 1000, 100, false, 100, 50, widened, 4}, // ⌈(100 + 100)/64⌉
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			setVariant(t, &experiment{anneal: c.factor})
 			const sigma, eps = 123.456789, 0.0123456789
-			r := &rounds{s: &Project{}, sigma: sigma, eps: eps, annealed: c.annealed}
+			r := &rounds{s: &Project{}, sigma: sigma, eps: eps, annealed: c.annealed, sens: 1, round: c.run, batch: 1}
+			r.rho = c.left * (privacy.GaussianCost(1, sigma).Rho + privacy.ExponentialMechanismCost(eps).Rho)
 			allowUp := 2 * c.allow // cellAllowance is linear in σ where the mass is large
 			r.anneal(c.moved, c.allow, allowUp, c.final)
-			wantS, wantE, wantN := sigma, eps, c.annealed
+			wantS, wantE, wantN, wantW := sigma, eps, c.annealed, 0
 			switch c.want {
 			case halved:
 				wantS, wantE, wantN = sigma/2, eps*2, c.annealed+1
 			case doubled:
 				wantS, wantE, wantN = sigma*2, eps/2, c.annealed-1
+			case widened:
+				wantS, wantE, wantW = sigma*math.Sqrt2, eps/math.Sqrt2, 1
 			}
-			if r.sigma != wantS || r.eps != wantE || r.annealed != wantN {
-				t.Errorf("anneal(%v, %v, %v, %v) with %d steps = σ %v ε0 %v, %d steps, want σ %v ε0 %v, %d steps", c.moved, c.allow, allowUp, c.final, c.annealed, r.sigma, r.eps, r.annealed, wantS, wantE, wantN)
+			if r.sigma != wantS || r.eps != wantE || r.annealed != wantN || r.widened != wantW || r.batch != c.batch {
+				t.Errorf("anneal(%v, %v, %v, %v) with %d steps, %d rounds run, %v left = σ %v ε0 %v, %d steps, %d widened, batch %d, want σ %v ε0 %v, %d steps, %d widened, batch %d",
+					c.moved, c.allow, allowUp, c.final, c.annealed, c.run, c.left, r.sigma, r.eps, r.annealed, r.widened, r.batch, wantS, wantE, wantN, wantW, c.batch)
 			}
 		})
 	}
@@ -214,6 +232,7 @@ func TestRoundsSteps(t *testing.T) {
 		{"add-remove, middle regime", &Project{}, nil, AddRemove, 0.5, 1, 2},
 		{"batches of 4", &Project{Rounds: 200}, nil, AddRemove, 1, 4, 2},
 		{"annealing factor 3", &Project{}, &experiment{anneal: 3}, AddRemove, 1, 1, 2},
+		{"widening", &Project{Rounds: 100}, &experiment{widenMoves: 1, widenRun: 0.25}, AddRemove, 0.5, 2, 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			setVariant(t, c.v)
@@ -232,7 +251,7 @@ func TestRoundsSteps(t *testing.T) {
 				if r.fits > 1000 {
 					t.Fatal("the rounds never end")
 				}
-				nMeasured, nTrace, round := len(r.measured), len(res.Trace), r.round
+				nMeasured, nTrace, round, size := len(r.measured), len(res.Trace), r.round, r.batch
 				if final, err = r.score(ctx, fit); err != nil {
 					t.Fatal(err)
 				}
@@ -241,8 +260,8 @@ func TestRoundsSteps(t *testing.T) {
 					t.Fatal(err)
 				}
 				final = last
-				if len(batch) == 0 || len(batch) > c.batch || (!final && len(batch) != c.batch) {
-					t.Fatalf("fit %d: selectBatch() = %d selections (final %v), want %d", r.fits, len(batch), final, c.batch)
+				if len(batch) == 0 || len(batch) > size || (!final && len(batch) != size) {
+					t.Fatalf("fit %d: selectBatch() = %d selections (final %v), want %d", r.fits, len(batch), final, size)
 				}
 				if got := len(r.measured) - nMeasured; got != len(batch) {
 					t.Errorf("fit %d: selectBatch() measured %d sets, want %d", r.fits, got, len(batch))
@@ -278,6 +297,11 @@ func TestRoundsSteps(t *testing.T) {
 					moved, allow, allowUp = moved+mv, allow+al, allowUp+up
 				}
 				sigma, eps, annealed := r.sigma, r.eps, r.annealed
+				w, k := widenMoves, widenRun
+				if c.v != nil && c.v.widenMoves > 0 {
+					w, k = c.v.widenMoves, c.v.widenRun
+				}
+				widen := moved > w*allow && float64(round+len(batch)) >= k*r.roundsLeft()
 				if err := r.afterFit(p, res, fit, batch, final, start); err != nil {
 					t.Fatal(err)
 				}
@@ -289,6 +313,11 @@ func TestRoundsSteps(t *testing.T) {
 					wantS, wantE = sigma/2, eps*2
 				} else if !final && annealed > 0 && moved > allowUp {
 					wantS, wantE = sigma*2, eps/2
+				} else if !final && annealed == 0 && widen {
+					wantS, wantE = sigma*math.Sqrt2, eps/math.Sqrt2
+					if r.batch < size {
+						t.Errorf("fit %d: afterFit() widened and cut the batch from %d to %d", r.fits, size, r.batch)
+					}
 				}
 				if r.sigma != wantS || r.eps != wantE {
 					t.Errorf("fit %d: afterFit() with moved %v allow %v = σ %v ε0 %v, want σ %v ε0 %v", r.fits, moved, allow, r.sigma, r.eps, wantS, wantE)
@@ -296,6 +325,9 @@ func TestRoundsSteps(t *testing.T) {
 			}
 			if r.fits < c.minFit {
 				t.Errorf("%d fits, want at least %d", r.fits, c.minFit)
+			}
+			if c.v != nil && c.v.widenMoves > 0 && r.widened == 0 {
+				t.Errorf("the rounds never widened σ, want a widening step under %+v", *c.v)
 			}
 			if unspent := r.rho - r.used; unspent < 0 || unspent > 2e-9*r.rho {
 				t.Errorf("the rounds left ρ %v of %v unspent, want none and never more than spent", unspent, r.rho)

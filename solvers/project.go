@@ -64,7 +64,9 @@ type Project struct {
 	// Rounds is the nominal number of select–measure–fit rounds on the
 	// factored model when the workload does not fit one model (0: the tuned
 	// rule, 2 or 4 per attribute by budget; AIM uses 16); it sets the first
-	// rounds' noise, and budget annealing shortens the run. RoundIters caps each round's warm-started
+	// rounds' noise; budget annealing shortens the run where the model
+	// already fits, and widening lengthens it where more sets are off than
+	// the count affords. RoundIters caps each round's warm-started
 	// fit (0: 100), the last round's too unless FitIters is set: more steps
 	// after the last measurement fit its noise (2,000 gave a larger average
 	// L1 error on full ADULT at every ε; docs/BENCHMARKS.md).
