@@ -99,8 +99,9 @@ func (sh *Shape) maxModelBytes() uint64 {
 // then rounds that each select a candidate set by the exponential mechanism
 // (score: weighted L1 error of the current model minus the expected noise),
 // measure it with the discrete Gaussian and re-fit, warm-started, with budget
-// annealing (and widening, rounds.widens). The rounds' total is charged up front as one charge, so the
-// ledger holds the whole plan before any record is read.
+// annealing and widening (rounds.anneal). The rounds' total is charged up
+// front as one charge, so the ledger holds the whole plan before any record
+// is read.
 //
 // Privacy: the plan reads the budget, the workload, the domain, the
 // neighbouring relation and the cap, and n only where it is public
