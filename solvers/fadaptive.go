@@ -237,12 +237,12 @@ func (r *rounds) markInside(done []bool, set []int) {
 // is paid for here, and the total never exceeds r.rho (the plan's one
 // charge for the rounds); an overspend is an internal error.
 func (r *rounds) spend() (last bool, err error) {
-	cost := privacy.GaussianCost(r.sens, r.sigma).Rho + privacy.ExponentialMechanismCost(r.eps).Rho
+	cost := r.roundCost()
 	if r.rho-r.used < 2*cost {
 		left := r.rho - r.used
 		r.sigma = privacy.CalibrateGaussian((1-r.share)*left, 1, r.sens)
 		r.eps = privacy.CalibrateExponential(r.share*left, 1)
-		cost = privacy.GaussianCost(r.sens, r.sigma).Rho + privacy.ExponentialMechanismCost(r.eps).Rho
+		cost = r.roundCost()
 		last = true
 	}
 	if r.used+cost > r.rho {
@@ -496,15 +496,7 @@ func (r *rounds) anneal(moved, allow, allowUp float64, final bool) {
 // It reads only the moves of noisy measurements and the budget:
 // post-processing.
 func (r *rounds) widens(moved, allow float64) bool {
-	w, k := widenMoves, widenRun
-	if v := variant; v != nil {
-		if v.widenMoves > 0 {
-			w = v.widenMoves
-		}
-		if v.widenRun > 0 {
-			k = v.widenRun
-		}
-	}
+	w, k := widenTest()
 	return moved > w*allow && float64(r.round) >= k*r.roundsLeft()
 }
 
@@ -514,9 +506,29 @@ const (
 	widenRun   = 2.0            // the rounds run, in rounds left
 )
 
+// widenTest returns the widening test's move (in allowances) and rounds run
+// (in rounds left): widenMoves and widenRun (the evidence harness may set
+// others).
+func widenTest() (moves, run float64) {
+	moves, run = widenMoves, widenRun
+	if v := variant; v != nil {
+		if v.widenMoves > 0 {
+			moves = v.widenMoves
+		}
+		if v.widenRun > 0 {
+			run = v.widenRun
+		}
+	}
+	return moves, run
+}
+
+// roundCost is the ρ of one round at the current σ and ε0: its
+// measurement (discrete Gaussian) and its selection (exponential
+// mechanism).
+func (r *rounds) roundCost() float64 {
+	return privacy.GaussianCost(r.sens, r.sigma).Rho + privacy.ExponentialMechanismCost(r.eps).Rho
+}
+
 // roundsLeft is the number of rounds the budget left affords at the
 // current σ and ε0 (fractional).
-func (r *rounds) roundsLeft() float64 {
-	cost := privacy.GaussianCost(r.sens, r.sigma).Rho + privacy.ExponentialMechanismCost(r.eps).Rho
-	return (r.rho - r.used) / cost
-}
+func (r *rounds) roundsLeft() float64 { return (r.rho - r.used) / r.roundCost() }

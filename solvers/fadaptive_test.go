@@ -297,10 +297,7 @@ func TestRoundsSteps(t *testing.T) {
 					moved, allow, allowUp = moved+mv, allow+al, allowUp+up
 				}
 				sigma, eps, annealed := r.sigma, r.eps, r.annealed
-				w, k := widenMoves, widenRun
-				if c.v != nil && c.v.widenMoves > 0 {
-					w, k = c.v.widenMoves, c.v.widenRun
-				}
+				w, k := widenTest()
 				widen := moved > w*allow && float64(round+len(batch)) >= k*r.roundsLeft()
 				if err := r.afterFit(p, res, fit, batch, final, start); err != nil {
 					t.Fatal(err)
