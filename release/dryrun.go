@@ -268,7 +268,7 @@ func planNoise(plan *solvers.Plan, dom *universe.Domain) ([]PreviewNoise, string
 	case len(out) == 0:
 		return nil, "this plan states no noise scale of a measured table (its noise is in private selections or internal to the solver), so no a-priori bound is given"
 	case adaptive:
-		return out, "±1.96σ is a two-sided 95% interval on each measured count (counts, as n is not known before reading); the adaptive rounds' noise is set by budget annealing during the run and is not listed; the fitted answers' error also includes the fit's bias, which this does not cover"
+		return out, "±1.96σ is a two-sided 95% interval on each measured count (counts, as n is not known before reading); the adaptive rounds' noise is set during the run (annealed or widened by the fits' moves) and is not listed; the fitted answers' error also includes the fit's bias, which this does not cover"
 	}
 	return out, "±1.96σ is a two-sided 95% interval on each measured count (counts, as n is not known before reading); the released answers are fitted to these measurements, and the fit's bias is not covered"
 }

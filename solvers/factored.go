@@ -287,7 +287,7 @@ func (s *Project) planOneWays(w *query.Workload, plan *Plan, rho float64) error 
 		coarseNote = " and coarse variants of the pairs with a large attribute"
 	}
 	plan.Charges = append(plan.Charges, privacy.Charge{
-		Label: fmt.Sprintf("%s: adaptive rounds on the factored model (each: exponential-mechanism selection among %d candidate sets%s, then a discrete Gaussian measurement of the selected marginal; budget annealing; total at most this ρ)", s.Name(), len(fp.cands), coarseNote),
+		Label: fmt.Sprintf("%s: adaptive rounds on the factored model (each: exponential-mechanism selection among %d candidate sets%s, then a discrete Gaussian measurement of the selected marginal; σ annealed or widened by the fits' moves; total at most this ρ)", s.Name(), len(fp.cands), coarseNote),
 		Cost:  privacy.ZCDPCost(fp.rhoLeft),
 	})
 	return nil
@@ -532,6 +532,11 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 	}
 	plan.Params["fits"] = float64(r.fits)
 	plan.Params["rounds"] = float64(r.round)
+	// How the moves set the rounds' σ (rounds.anneal): post-processing of
+	// the noisy measurements, as the count of rounds is.
+	plan.Params["annealing_steps"] = float64(r.annealed)
+	plan.Params["widenings"] = float64(r.widened)
+	plan.Params["batch_last"] = float64(r.batch)
 	if debugMeasured != nil {
 		debugMeasured(r.measured)
 	}

@@ -504,3 +504,40 @@ func TestCellAllowance(t *testing.T) {
 		t.Errorf("cellAllowance(1e9, 2) = %v, want √(2/π)·σ = %v", got, want)
 	}
 }
+
+// TestRoundsParams checks that a release's plan states how the moves set
+// the rounds' σ: the annealing steps kept, the widenings and the last batch
+// size, with the rules and with a variant that widens.
+func TestRoundsParams(t *testing.T) {
+	fx := loadFixture(t, "adult-reduced", nil, 3)
+	for _, c := range []struct {
+		name  string
+		v     *experiment
+		widen bool
+	}{
+		{"the rules", nil, false},
+		{"widening", &experiment{widenMoves: 1, widenRun: 0.25}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			setVariant(t, c.v)
+			p, _ := factoredProblem(t, fx, 0.5, 5, 64<<10)
+			p.Neighbours = AddRemove
+			res, err := (&Project{Rounds: 100}).Solve(context.Background(), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pp := res.Plan.Params
+			for _, k := range []string{"annealing_steps", "widenings", "batch_last"} {
+				if _, ok := pp[k]; !ok {
+					t.Errorf("Params[%q] missing", k)
+				}
+			}
+			if got := pp["widenings"] > 0; got != c.widen {
+				t.Errorf("Params[widenings] = %v, want > 0: %v", pp["widenings"], c.widen)
+			}
+			if pp["batch_last"] < pp["batch"] {
+				t.Errorf("Params[batch_last] = %v, want at least Params[batch] = %v", pp["batch_last"], pp["batch"])
+			}
+		})
+	}
+}
