@@ -87,8 +87,8 @@ const (
 	// past it, on a model grown by the extra sets. Measured after the
 	// widening, on releases not in the calibration (ε = 0.5, seed 1):
 	// wide64-2way 3.5× the estimate (0.9× with the widening off),
-	// wide128-2way 3.1×, wide200-2way 2.6× (docs/BENCHMARKS.md). The factor states uncertainty, it
-	// changes no release.
+	// wide128-2way 3.1×, wide200-2way 2.6× (docs/BENCHMARKS.md). The
+	// factor states uncertainty, it changes no release.
 	roundsSpread = 6.0
 )
 
