@@ -284,6 +284,17 @@ func (s *Project) Solve(ctx context.Context, p *Problem) (*Result, error) {
 	if err := p.charge(plan); err != nil {
 		return nil, err
 	}
+	return s.solveExplicit(ctx, p, plan)
+}
+
+// solveExplicit runs the charged plan on the explicit model: measure every
+// planned group, fit (started from the one-way tables and stopped by SURE
+// in the tuned setting), then the result with its bounds.
+//
+// Privacy: measure is the only step that reads the data (the groups'
+// discrete Gaussian mechanisms, charged by the caller); the fit and the
+// result are post-processing.
+func (s *Project) solveExplicit(ctx context.Context, p *Problem, plan *Plan) (*Result, error) {
 	start := time.Now()
 	ms, err := measure(p, plan.groups, p.Neighbours, plan.count)
 	if err != nil {
@@ -294,6 +305,18 @@ func (s *Project) Solve(ctx context.Context, p *Problem) (*Result, error) {
 	}
 	team := par.NewTeam(0)
 	defer team.Close()
+	fit := s.explicitFit(p, ms, team)
+	if err := fit.run(ctx, s.fitIters(), s.fitTol()); err != nil {
+		return nil, err
+	}
+	return s.explicitResult(p, plan, ms, fit, start)
+}
+
+// explicitFit sets up the least-squares fit of the measurements: started
+// from the product of the one-way tables they imply (tuned setting, when
+// marginals were measured) or from the uniform distribution, and stopped
+// by SURE in the tuned setting unless Converge is set.
+func (s *Project) explicitFit(p *Problem, ms *measured, team *par.Team) *lsFit {
 	fit := newLSFit(ms.op, ms.y, ms.w, team)
 	if s.Setting == Tuned && ms.marginals != nil {
 		fit.startFrom(newOneWayStart(p.Workload.Domain().Sizes(), ms.marginals, ms.nHat).theta)
@@ -308,11 +331,14 @@ func (s *Project) Solve(ctx context.Context, p *Problem) (*Result, error) {
 		// measurements, so the stopping choice is post-processing.
 		fit.useSURE(p.Rand.NormFloat64, 0.01, 25)
 	}
-	res := &Result{Plan: plan}
-	if err := fit.run(ctx, s.fitIters(), s.fitTol()); err != nil {
-		return nil, err
-	}
-	res.D = fit.d
+	return fit
+}
+
+// explicitResult is the fitted distribution with its trace (SURE's risk
+// estimate along the path, or the final loss), the fit's parameters and a
+// noise bound per measured group.
+func (s *Project) explicitResult(p *Problem, plan *Plan, ms *measured, fit *lsFit, start time.Time) (*Result, error) {
+	res := &Result{Plan: plan, D: fit.d}
 	if fit.sure != nil {
 		// The trace is the risk estimate along the fit's path, per
 		// measurement (≈ mean squared error in units of σ²): computed from the
