@@ -67,10 +67,29 @@ func WriteSummary(w io.Writer, rs []*Result, meta *Meta) error {
 
 func writeSection(p func(string, ...any), s *section) {
 	p("\n## %s\n\n", s.Protocol)
-	var wl string
-	if len(s.Rows) > 0 {
-		wl = s.Rows[0].Workload
+	writeIntro(p, s)
+	var refs []Reference
+	if s.Known != nil {
+		refs = s.Known.References
 	}
+	withL1 := hasL1(s, refs)
+	writeHeadline(p, s, refs, withL1)
+	writeLegend(p, s, refs, withL1)
+	if s.Known != nil && s.Known.Versus != "" {
+		writeVersus(p, s)
+	}
+	writeGroups(p, s)
+	if hasPlotData(s) {
+		var imgs []string
+		for _, m := range plotted(s) {
+			imgs = append(imgs, fmt.Sprintf("![%s against ε](%s)", m.title, plotFile(s.Protocol, m.name)))
+		}
+		p("\n%s\n", strings.Join(imgs, " "))
+	}
+}
+
+// writeIntro writes the section's dataset and workload line and its grid.
+func writeIntro(p func(string, ...any), s *section) {
 	if s.Known != nil {
 		if sh, err := s.Known.Shape(); err == nil {
 			p("Dataset `%s`: %d attributes (%s), %s cells, n = %s. Workload: %s (%s queries).",
@@ -87,16 +106,15 @@ func writeSection(p func(string, ...any), s *section) {
 		if r.Universe >= 0 {
 			cells = cellsText(big.NewInt(r.Universe))
 		}
-		p("Dataset `%s`, workload %s (%s cells, %s queries).\n", r.Dataset, wl, cells, count(uint64(max(r.Queries, 0))))
+		p("Dataset `%s`, workload %s (%s cells, %s queries).\n", r.Dataset, r.Workload, cells, count(uint64(max(r.Queries, 0))))
 	}
 	p("\n%s.\n", gridLine(s))
+}
 
-	// The headline table: ε rows, one column per series and reference.
-	var refs []Reference
-	if s.Known != nil {
-		refs = s.Known.References
-	}
-	withL1 := hasL1(s, refs)
+// writeHeadline writes the headline table: a row per ε, a column per
+// series and reference (the best of several columns in bold), and the
+// wall time's range over ε.
+func writeHeadline(p func(string, ...any), s *section, refs []Reference, withL1 bool) {
 	if withL1 {
 		p("\n### Max error / mean error / mean marginal L1 (mean over seeds)\n\n")
 	} else {
@@ -112,54 +130,7 @@ func writeSection(p func(string, ...any), s *section) {
 	p("\n|---|%s\n", strings.Repeat("---|", len(s.Series)+len(refs)))
 	mark := len(s.Series)+len(refs) > 1 // bold the best of several columns
 	for _, e := range s.Epsilons {
-		bestMax, bestMean, bestL1 := math.Inf(1), math.Inf(1), math.Inf(1)
-		for _, sr := range s.Series {
-			if c := sr.at(e); c != nil && c.OK > 0 {
-				bestMax, bestMean = math.Min(bestMax, c.Max.Mean), math.Min(bestMean, c.Mean.Mean)
-				if c.L1.N > 0 {
-					bestL1 = math.Min(bestL1, c.L1.Mean)
-				}
-			}
-		}
-		for i := range refs {
-			if rp := refAt(&refs[i], e); rp != nil {
-				bestMax = math.Min(bestMax, rp.Max)
-				if rp.Mean > 0 {
-					bestMean = math.Min(bestMean, rp.Mean)
-				}
-				if rp.L1 > 0 {
-					bestL1 = math.Min(bestL1, rp.L1)
-				}
-			}
-		}
-		// figure renders one column's figures at ε (NaN: unknown).
-		figure := func(mx, mean, l1 float64) string {
-			f := bold(fmtErr(mx), mark && mx == bestMax) + " / " + bold(fmtErr(mean), mark && mean == bestMean)
-			if withL1 {
-				f += " / " + bold(fmtErr(l1), mark && l1 == bestL1)
-			}
-			return f
-		}
-		p("| %s |", display(e))
-		for _, sr := range s.Series {
-			c := sr.at(e)
-			switch {
-			case c == nil:
-				p(" — |")
-			case c.OK == 0:
-				p(" failed |")
-			default:
-				p(" %s |", figure(c.Max.Mean, c.Mean.Mean, c.L1.Mean))
-			}
-		}
-		for i := range refs {
-			if rp := refAt(&refs[i], e); rp != nil {
-				p(" %s |", figure(rp.Max, unreported(rp.Mean), unreported(rp.L1)))
-			} else {
-				p(" — |")
-			}
-		}
-		p("\n")
+		writeHeadlineRow(p, s, refs, e, withL1, mark)
 	}
 	p("| wall time |")
 	for _, sr := range s.Series {
@@ -182,7 +153,65 @@ func writeSection(p func(string, ...any), s *section) {
 		p(" %s |", r.Wall)
 	}
 	p("\n\n")
-	if mark {
+}
+
+// writeHeadlineRow writes the headline table's row at ε = e, the lowest
+// figure of each measure in bold when mark is set.
+func writeHeadlineRow(p func(string, ...any), s *section, refs []Reference, e float64, withL1, mark bool) {
+	bestMax, bestMean, bestL1 := math.Inf(1), math.Inf(1), math.Inf(1)
+	for _, sr := range s.Series {
+		if c := sr.at(e); c != nil && c.OK > 0 {
+			bestMax, bestMean = math.Min(bestMax, c.Max.Mean), math.Min(bestMean, c.Mean.Mean)
+			if c.L1.N > 0 {
+				bestL1 = math.Min(bestL1, c.L1.Mean)
+			}
+		}
+	}
+	for i := range refs {
+		if rp := refAt(&refs[i], e); rp != nil {
+			bestMax = math.Min(bestMax, rp.Max)
+			if rp.Mean > 0 {
+				bestMean = math.Min(bestMean, rp.Mean)
+			}
+			if rp.L1 > 0 {
+				bestL1 = math.Min(bestL1, rp.L1)
+			}
+		}
+	}
+	// figure renders one column's figures at ε (NaN: unknown).
+	figure := func(mx, mean, l1 float64) string {
+		f := bold(fmtErr(mx), mark && mx == bestMax) + " / " + bold(fmtErr(mean), mark && mean == bestMean)
+		if withL1 {
+			f += " / " + bold(fmtErr(l1), mark && l1 == bestL1)
+		}
+		return f
+	}
+	p("| %s |", display(e))
+	for _, sr := range s.Series {
+		c := sr.at(e)
+		switch {
+		case c == nil:
+			p(" — |")
+		case c.OK == 0:
+			p(" failed |")
+		default:
+			p(" %s |", figure(c.Max.Mean, c.Mean.Mean, c.L1.Mean))
+		}
+	}
+	for i := range refs {
+		if rp := refAt(&refs[i], e); rp != nil {
+			p(" %s |", figure(rp.Max, unreported(rp.Mean), unreported(rp.L1)))
+		} else {
+			p(" — |")
+		}
+	}
+	p("\n")
+}
+
+// writeLegend writes what the headline table's bold, L1 and wall time
+// mean, and the references' note.
+func writeLegend(p func(string, ...any), s *section, refs []Reference, withL1 bool) {
+	if len(s.Series)+len(refs) > 1 {
 		if withL1 {
 			p("Bold: the lowest max error, mean error and mean marginal L1 at each ε among the columns. ")
 		} else {
@@ -198,11 +227,11 @@ func writeSection(p func(string, ...any), s *section) {
 		p(" *%s", s.Known.ReferenceNote)
 	}
 	p("\n")
-	if s.Known != nil && s.Known.Versus != "" {
-		writeVersus(p, s)
-	}
+}
 
-	// Every group, with spread and cost.
+// writeGroups writes every group's figures with their spread and cost,
+// then the failed runs.
+func writeGroups(p func(string, ...any), s *section) {
 	pop := false
 	for _, r := range s.Rows {
 		if r.Holdout > 0 {
@@ -248,13 +277,6 @@ func writeSection(p func(string, ...any), s *section) {
 		for _, f := range failures {
 			p("- %s\n", strings.ReplaceAll(f, "|", "\\|"))
 		}
-	}
-	if hasPlotData(s) {
-		var imgs []string
-		for _, m := range plotted(s) {
-			imgs = append(imgs, fmt.Sprintf("![%s against ε](%s)", m.title, plotFile(s.Protocol, m.name)))
-		}
-		p("\n%s\n", strings.Join(imgs, " "))
 	}
 }
 
