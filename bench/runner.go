@@ -99,54 +99,9 @@ func Run(ctx context.Context, cfg *Config) (*Report, error) {
 		return nil, err
 	}
 	defer rf.Close()
-	cw := csv.NewWriter(rf)
-
 	if len(todo) > 0 {
-		in, err := os.MkdirTemp("", "synth-bench-data-")
-		if err != nil {
+		if err := runPoints(ctx, exe, c, todo, rep, csv.NewWriter(rf), logw); err != nil {
 			return nil, err
-		}
-		defer os.RemoveAll(in)
-		type input struct {
-			data, domain string
-			shape        *Shape
-		}
-		inputs := map[*Protocol]*input{}
-		for _, pt := range todo {
-			p := pt.Protocol
-			if inputs[p] != nil {
-				continue
-			}
-			data, domain, err := p.Prepare(in)
-			if err != nil {
-				return nil, err
-			}
-			sh, err := p.Shape()
-			if err != nil {
-				return nil, err
-			}
-			inputs[p] = &input{data, domain, sh}
-		}
-		for i := range todo {
-			pt := &todo[i]
-			ip := inputs[pt.Protocol]
-			res, err := runOne(ctx, exe, pt, ip.data, ip.domain, ip.shape, c.Timeout)
-			if err != nil {
-				return nil, err
-			}
-			rep.Ran++
-			if !res.OK() {
-				rep.Failed++
-			}
-			rep.Results = append(rep.Results, res)
-			if err := cw.Write(res.record()); err != nil {
-				return nil, err
-			}
-			cw.Flush() // each row reaches the file as its run ends
-			if err := cw.Error(); err != nil {
-				return nil, err
-			}
-			fmt.Fprintf(logw, "[%d/%d] %s: %s\n", i+1, len(todo), pt, describe(res))
 		}
 	}
 	if err := rf.Close(); err != nil {
@@ -167,6 +122,59 @@ func Run(ctx context.Context, cfg *Config) (*Report, error) {
 	}
 	rep.Files = append(rep.Files, plots...)
 	return rep, nil
+}
+
+// runPoints prepares each protocol's input once, in a temporary folder
+// removed after, then runs the points one at a time, appending each result
+// to rep and its row to cw as the run ends.
+func runPoints(ctx context.Context, exe string, c *Config, todo []Point, rep *Report, cw *csv.Writer, logw io.Writer) error {
+	in, err := os.MkdirTemp("", "synth-bench-data-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(in)
+	type input struct {
+		data, domain string
+		shape        *Shape
+	}
+	inputs := map[*Protocol]*input{}
+	for _, pt := range todo {
+		p := pt.Protocol
+		if inputs[p] != nil {
+			continue
+		}
+		data, domain, err := p.Prepare(in)
+		if err != nil {
+			return err
+		}
+		sh, err := p.Shape()
+		if err != nil {
+			return err
+		}
+		inputs[p] = &input{data, domain, sh}
+	}
+	for i := range todo {
+		pt := &todo[i]
+		ip := inputs[pt.Protocol]
+		res, err := runOne(ctx, exe, pt, ip.data, ip.domain, ip.shape, c.Timeout)
+		if err != nil {
+			return err
+		}
+		rep.Ran++
+		if !res.OK() {
+			rep.Failed++
+		}
+		rep.Results = append(rep.Results, res)
+		if err := cw.Write(res.record()); err != nil {
+			return err
+		}
+		cw.Flush() // each row reaches the file as its run ends
+		if err := cw.Error(); err != nil {
+			return err
+		}
+		fmt.Fprintf(logw, "[%d/%d] %s: %s\n", i+1, len(todo), pt, describe(res))
+	}
+	return nil
 }
 
 // previousResults returns the rows of an existing results file to keep:
