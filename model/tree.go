@@ -62,20 +62,37 @@ type Tree struct {
 // error for sizes below 1, sets out of range or not increasing, and a
 // *TooLargeError for a clique of more than 2^53 cells.
 func NewTree(sizes []int, sets [][]int) (*Tree, error) {
-	n := len(sizes)
 	for a, s := range sizes {
 		if s < 1 {
 			return nil, fmt.Errorf("model: attribute %d has size %d, want at least 1", a, s)
 		}
 	}
-	// The interaction graph as one bitset row per attribute.
-	words := (n + 63) / 64
-	adj := make([]uint64, n*words)
-	has := func(a, b int) bool { return adj[a*words+b/64]&(1<<(b%64)) != 0 }
-	link := func(a, b int) {
-		adj[a*words+b/64] |= 1 << (b % 64)
-		adj[b*words+a/64] |= 1 << (a % 64)
+	g, err := interactionGraph(len(sizes), sets)
+	if err != nil {
+		return nil, err
 	}
+	cl := maximalCliques(g.eliminate(sizes))
+	for _, c := range cl {
+		if cells := cellsOf(sizes, c); cells > maxCells {
+			return nil, &TooLargeError{What: fmt.Sprintf("clique on attributes %v", c), Cells: cells, Cap: maxCells}
+		}
+	}
+	nbr := spanningTree(sizes, cl)
+	order, oldParent := preorder(sizes, cl, nbr)
+	return assembleTree(sizes, cl, order, oldParent), nil
+}
+
+// graph is the attributes' interaction graph, one bitset row per
+// attribute, with the set of attributes not yet eliminated.
+type graph struct {
+	n, words  int
+	adj, live []uint64
+}
+
+// interactionGraph links every two attributes that share one of sets.
+func interactionGraph(n int, sets [][]int) (*graph, error) {
+	words := (n + 63) / 64
+	g := &graph{n: n, words: words, adj: make([]uint64, n*words), live: make([]uint64, words)}
 	for i, set := range sets {
 		for k, a := range set {
 			if a < 0 || a >= n {
@@ -85,38 +102,51 @@ func NewTree(sizes []int, sets [][]int) (*Tree, error) {
 				return nil, fmt.Errorf("model: set %d %v is not strictly increasing", i, set)
 			}
 			for _, b := range set[:k] {
-				link(a, b)
+				g.link(a, b)
 			}
 		}
 	}
-
-	// Greedy elimination: the vertex whose live neighbourhood has the
-	// fewest cells, then the least fill-in. Neighbours are visited in
-	// increasing order (so the products are computed in a fixed order).
-	live := make([]uint64, words)
 	for v := range n {
-		live[v/64] |= 1 << (v % 64)
+		g.live[v/64] |= 1 << (v % 64)
 	}
-	var raw [][]int // the clique of each eliminated vertex
-	nb := make([]int, 0, n)
-	neighbours := func(v int, out []int) []int {
-		for k := range words {
-			x := adj[v*words+k] & live[k]
-			for x != 0 {
-				out = append(out, k*64+bits.TrailingZeros64(x))
-				x &= x - 1
-			}
+	return g, nil
+}
+
+func (g *graph) has(a, b int) bool { return g.adj[a*g.words+b/64]&(1<<(b%64)) != 0 }
+
+func (g *graph) link(a, b int) {
+	g.adj[a*g.words+b/64] |= 1 << (b % 64)
+	g.adj[b*g.words+a/64] |= 1 << (a % 64)
+}
+
+// neighbours appends v's live neighbours to out, in increasing order.
+func (g *graph) neighbours(v int, out []int) []int {
+	for k := range g.words {
+		x := g.adj[v*g.words+k] & g.live[k]
+		for x != 0 {
+			out = append(out, k*64+bits.TrailingZeros64(x))
+			x &= x - 1
 		}
-		return out
 	}
-	for range n {
+	return out
+}
+
+// eliminate eliminates every vertex greedily, the one whose live
+// neighbourhood has the fewest cells first, then the least fill-in, and
+// returns the clique (sorted) of each eliminated vertex, in order.
+// Neighbours are visited in increasing order, so the products are computed
+// in a fixed order.
+func (g *graph) eliminate(sizes []int) [][]int {
+	var raw [][]int
+	nb := make([]int, 0, g.n)
+	for range g.n {
 		best, bestW, bestFill := -1, 0.0, 0
-		for v := range n {
-			if live[v/64]&(1<<(v%64)) == 0 {
+		for v := range g.n {
+			if g.live[v/64]&(1<<(v%64)) == 0 {
 				continue
 			}
 			w := float64(sizes[v])
-			nb = neighbours(v, nb[:0])
+			nb = g.neighbours(v, nb[:0])
 			for _, u := range nb {
 				w *= float64(sizes[u])
 			}
@@ -126,7 +156,7 @@ func NewTree(sizes []int, sets [][]int) (*Tree, error) {
 			fill := 0
 			for i, a := range nb {
 				for _, b := range nb[i+1:] {
-					if !has(a, b) {
+					if !g.has(a, b) {
 						fill++
 					}
 				}
@@ -136,18 +166,22 @@ func NewTree(sizes []int, sets [][]int) (*Tree, error) {
 			}
 		}
 		v := best
-		c := neighbours(v, []int{v})
+		c := g.neighbours(v, []int{v})
 		for i, a := range c[1:] {
 			for _, b := range c[i+2:] {
-				link(a, b)
+				g.link(a, b)
 			}
 		}
-		live[v/64] &^= 1 << (v % 64)
+		g.live[v/64] &^= 1 << (v % 64)
 		slices.Sort(c)
 		raw = append(raw, c)
 	}
+	return raw
+}
 
-	// Maximal cliques, in elimination order.
+// maximalCliques returns the cliques of raw that no other contains (of
+// equal cliques, the first), in raw's order.
+func maximalCliques(raw [][]int) [][]int {
 	var cl [][]int
 	for i, c := range raw {
 		maximal := true
@@ -164,23 +198,22 @@ func NewTree(sizes []int, sets [][]int) (*Tree, error) {
 			cl = append(cl, c)
 		}
 	}
-	for _, c := range cl {
-		if cells := cellsOf(sizes, c); cells > maxCells {
-			return nil, &TooLargeError{What: fmt.Sprintf("clique on attributes %v", c), Cells: cells, Cap: maxCells}
-		}
-	}
+	return cl
+}
 
-	// Maximum-weight spanning tree (Kruskal) on all pairs of cliques.
+// spanningTree returns the neighbours (sorted) of each clique in the
+// maximum-weight spanning tree on all pairs of cliques. Edge a precedes b:
+// more shared attributes, then more separator cells, then the lower pair. A
+// strict total order, so the maximum spanning tree is unique: Prim's
+// algorithm on the complete graph of cliques finds it in O(k²) without
+// sorting the k² pairs.
+func spanningTree(sizes []int, cl [][]int) [][]int {
 	k := len(cl)
 	type edge struct {
 		i, j  int
 		count int
 		cells float64
 	}
-	// Edge a precedes b: more shared attributes, then more separator
-	// cells, then the lower pair. A strict total order, so the maximum
-	// spanning tree is unique: Prim's algorithm on the complete graph of
-	// cliques finds it in O(k²) without sorting the k² pairs.
 	precedes := func(a, b edge) bool {
 		switch {
 		case a.count != b.count:
@@ -228,21 +261,26 @@ func NewTree(sizes []int, sets [][]int) (*Tree, error) {
 	for i := range nbr {
 		slices.Sort(nbr[i])
 	}
+	return nbr
+}
 
-	// Root: most cells; preorder numbering.
+// preorder roots the tree at the clique with the most cells and returns
+// the cliques in preorder with each one's parent (-1 at the root).
+func preorder(sizes []int, cl, nbr [][]int) (order, parent []int) {
+	k := len(cl)
 	root := 0
 	for i := range cl {
 		if cellsOf(sizes, cl[i]) > cellsOf(sizes, cl[root]) {
 			root = i
 		}
 	}
-	order := make([]int, 0, k)
-	oldParent := make([]int, k)
+	order = make([]int, 0, k)
+	parent = make([]int, k)
 	seen := make([]bool, k)
 	var dfs func(v, p int)
 	dfs = func(v, p int) {
 		seen[v] = true
-		oldParent[v] = p
+		parent[v] = p
 		order = append(order, v)
 		for _, u := range nbr[v] {
 			if !seen[u] {
@@ -251,11 +289,18 @@ func NewTree(sizes []int, sets [][]int) (*Tree, error) {
 		}
 	}
 	dfs(root, -1)
+	return order, parent
+}
+
+// assembleTree numbers the cliques in preorder and fills the tree's
+// tables: members, cells, strides, parents, children and separators, and
+// each attribute's first clique.
+func assembleTree(sizes []int, cl [][]int, order, oldParent []int) *Tree {
+	n, k := len(sizes), len(cl)
 	newIdx := make([]int, k)
 	for i, v := range order {
 		newIdx[v] = i
 	}
-
 	t := &Tree{
 		sizes:   slices.Clone(sizes),
 		cliques: make([][]int, k),
@@ -301,7 +346,7 @@ func NewTree(sizes []int, sets [][]int) (*Tree, error) {
 			}
 		}
 	}
-	return t, nil
+	return t
 }
 
 // cellsOf is the product of the sizes of set's attributes, in float64 (it
