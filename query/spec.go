@@ -335,7 +335,38 @@ func Build(dom *universe.Domain, spec *Spec) (*Workload, error) {
 // MaxQueries is the largest number of queries of a workload.
 const MaxQueries = 1 << 30
 
+// addFamily checks f and appends its queries and its family to w, one
+// step per type.
 func (w *Workload) addFamily(f *FamilySpec) error {
+	weight, err := checkFamilyFields(f)
+	if err != nil {
+		return err
+	}
+	fam := Family{Weight: weight, Offset: w.m}
+	fi := len(w.families)
+	switch f.Type {
+	case "marginals":
+		err = w.addMarginals(f, fi, &fam)
+	case "kway":
+		err = w.addKWay(f, fi, &fam)
+	case "range":
+		err = w.addRange(f, fi, &fam)
+	case "prefixes":
+		err = w.addPrefixes(f, fi, &fam)
+	case "predicate":
+		err = w.addPredicate(f, fi, &fam)
+	}
+	if err != nil {
+		return err
+	}
+	fam.Len = w.m - fam.Offset
+	w.families = append(w.families, fam)
+	return nil
+}
+
+// checkFamilyFields checks f's type and that it sets only the fields its
+// type allows, and returns its weight (1 when unset).
+func checkFamilyFields(f *FamilySpec) (float64, error) {
 	var allowed string
 	switch f.Type {
 	case "marginals":
@@ -349,9 +380,9 @@ func (w *Workload) addFamily(f *FamilySpec) error {
 	case "predicate":
 		allowed = "where"
 	case "":
-		return errors.New(`missing "type" (marginals, kway, range, prefixes or predicate)`)
+		return 0, errors.New(`missing "type" (marginals, kway, range, prefixes or predicate)`)
 	default:
-		return fmt.Errorf("unknown type %q (want marginals, kway, range, prefixes or predicate)", f.Type)
+		return 0, fmt.Errorf("unknown type %q (want marginals, kway, range, prefixes or predicate)", f.Type)
 	}
 	set := map[string]bool{
 		"sets": f.Sets != nil, "k": f.K != 0, "attributes": f.Attributes != nil, "sample": f.Sample != 0,
@@ -359,180 +390,198 @@ func (w *Workload) addFamily(f *FamilySpec) error {
 	}
 	for _, k := range []string{"sets", "k", "attributes", "sample", "seed", "attribute", "lo", "hi", "where"} {
 		if set[k] && !strings.Contains(" "+allowed+" ", " "+k+" ") {
-			return fmt.Errorf("field %q is not allowed for type %s (allowed: weight, %s)", k, f.Type, strings.ReplaceAll(allowed, " ", ", "))
+			return 0, fmt.Errorf("field %q is not allowed for type %s (allowed: weight, %s)", k, f.Type, strings.ReplaceAll(allowed, " ", ", "))
 		}
 	}
 	weight := 1.0
 	if f.Weight != nil {
 		weight = *f.Weight
 		if !(weight > 0 && weight <= 1) {
-			return fmt.Errorf("weight must be in (0, 1], got %v: queries map the universe into [-1, 1]; to weigh a family up, weigh the others down", weight)
+			return 0, fmt.Errorf("weight must be in (0, 1], got %v: queries map the universe into [-1, 1]; to weigh a family up, weigh the others down", weight)
 		}
 	}
-	fam := Family{Weight: weight, Offset: w.m}
-	fi := len(w.families)
-	switch f.Type {
-	case "marginals":
-		fam.Kind = Marginals
-		if len(f.Sets) == 0 {
-			return errors.New(`"sets" must list at least one attribute set`)
-		}
-		seen := map[string]bool{}
-		for i, names := range f.Sets {
-			attrs, err := w.resolveAttrs(names, fmt.Sprintf("set %d", i+1))
-			if err != nil {
-				return err
-			}
-			if len(attrs) == 0 {
-				return fmt.Errorf("set %d is empty", i+1)
-			}
-			key := fmt.Sprint(attrs)
-			if seen[key] {
-				return fmt.Errorf("set %d %q is listed twice", i+1, names)
-			}
-			seen[key] = true
-			if err := w.addMarginal(attrs, fi, weight); err != nil {
-				return err
-			}
-		}
-		fam.Description = fmt.Sprintf("%d marginal sets", len(f.Sets))
-	case "kway":
-		fam.Kind = Marginals
-		var cands []int
-		if f.Attributes != nil {
-			a, err := w.resolveAttrs(f.Attributes, `"attributes"`)
-			if err != nil {
-				return err
-			}
-			if len(a) == 0 {
-				return errors.New(`"attributes" is empty`)
-			}
-			cands = a
-		} else {
-			cands = make([]int, w.dom.Len())
-			for i := range cands {
-				cands[i] = i
-			}
-		}
-		if f.K <= 0 {
-			return fmt.Errorf(`"k" must be a positive integer, got %d`, f.K)
-		}
-		if f.K > len(cands) {
-			return fmt.Errorf("k = %d is larger than the number of attributes (%d)", f.K, len(cands))
-		}
-		over := fmt.Sprintf("%d attributes", len(cands))
-		var sets [][]int
-		if f.Sample != 0 {
-			if f.Sample < 0 {
-				return fmt.Errorf(`"sample" must be a positive integer, got %d`, f.Sample)
-			}
-			var seed uint64
-			if f.Seed != nil {
-				seed = *f.Seed
-			}
-			var err error
-			sets, err = sampleSets(cands, f.K, f.Sample, seed)
-			if err != nil {
-				return err
-			}
-			fam.Description = fmt.Sprintf("%d random %d-way marginals over %s (seed %d)", f.Sample, f.K, over, seed)
-		} else {
-			if f.Seed != nil {
-				return errors.New(`"seed" needs "sample"`)
-			}
-			total := binomial(len(cands), f.K)
-			if !total.IsInt64() || total.Int64() > MaxQueries {
-				return fmt.Errorf("all %d-way marginals over %s are %s sets, too many; use \"sample\"", f.K, over, universe.FormatCount(total))
-			}
-			sets = combinations(cands, f.K)
-			fam.Description = fmt.Sprintf("all %d-way marginals over %s (%d sets)", f.K, over, len(sets))
-		}
-		for _, s := range sets {
-			if err := w.addMarginal(s, fi, weight); err != nil {
-				return err
-			}
-		}
-	case "range":
-		fam.Kind = Range
-		a, err := w.resolveAttr(f.Attribute)
-		if err != nil {
-			return err
-		}
-		r, err := w.resolveRange(a, f.Lo, f.Hi)
-		if err != nil {
-			return err
-		}
-		w.blocks = append(w.blocks, block{kind: bProduct, family: fi, weight: weight, off: w.m, n: 1, attrs: []int{a}, runs: [][]run{{r}}, set: -1})
-		w.m++
-		fam.Description = "range on " + w.dom.Attr(a).Name
-	case "prefixes":
-		fam.Kind = Prefixes
-		a, err := w.resolveAttr(f.Attribute)
-		if err != nil {
-			return err
-		}
-		attr := w.dom.Attr(a)
-		if !attr.Ordered() {
-			return fmt.Errorf("attribute %q is categorical (unordered); prefixes need an integer, numeric or encoded attribute", attr.Name)
-		}
-		n := valueCodes(attr) - 1
-		if n < 1 {
-			return fmt.Errorf("attribute %q has a single value, so it has no proper prefixes", attr.Name)
-		}
-		if w.m+n > MaxQueries {
-			return fmt.Errorf("workload has more than %d queries", MaxQueries)
-		}
-		w.blocks = append(w.blocks, block{kind: bPrefix, family: fi, weight: weight, off: w.m, n: n, attrs: []int{a}, set: -1})
-		w.m += n
-		fam.Description = fmt.Sprintf("%d prefixes of %s", n, attr.Name)
-	case "predicate":
-		fam.Kind = Predicate
-		if len(f.Where) == 0 {
-			return errors.New(`"where" needs at least one clause`)
-		}
-		type clause struct {
-			attr int
-			runs []run
-		}
-		cl := make([]clause, 0, len(f.Where))
-		seen := map[int]bool{}
-		for i, c := range f.Where {
-			a, err := w.resolveAttr(c.Attribute)
-			if err != nil {
-				return fmt.Errorf("clause %d: %w", i+1, err)
-			}
-			if seen[a] {
-				return fmt.Errorf("clause %d: attribute %q appears twice; give one clause per attribute", i+1, c.Attribute)
-			}
-			seen[a] = true
-			var runs []run
-			switch {
-			case c.In != nil && (c.Lo != nil || c.Hi != nil):
-				return fmt.Errorf(`clause %d: give either "in" or "lo" and "hi", not both`, i+1)
-			case c.In != nil:
-				runs, err = w.resolveIn(a, c.In)
-			default:
-				var r run
-				r, err = w.resolveRange(a, c.Lo, c.Hi)
-				runs = []run{r}
-			}
-			if err != nil {
-				return fmt.Errorf("clause %d: %w", i+1, err)
-			}
-			cl = append(cl, clause{a, runs})
-		}
-		slices.SortFunc(cl, func(x, y clause) int { return x.attr - y.attr })
-		b := block{kind: bProduct, family: fi, weight: weight, off: w.m, n: 1, set: -1}
-		for _, c := range cl {
-			b.attrs = append(b.attrs, c.attr)
-			b.runs = append(b.runs, c.runs)
-		}
-		w.blocks = append(w.blocks, b)
-		w.m++
-		fam.Description = fmt.Sprintf("predicate on %d attributes", len(cl))
+	return weight, nil
+}
+
+// addMarginals adds a "marginals" family: the listed attribute sets.
+func (w *Workload) addMarginals(f *FamilySpec, fi int, fam *Family) error {
+	fam.Kind = Marginals
+	if len(f.Sets) == 0 {
+		return errors.New(`"sets" must list at least one attribute set`)
 	}
-	fam.Len = w.m - fam.Offset
-	w.families = append(w.families, fam)
+	seen := map[string]bool{}
+	for i, names := range f.Sets {
+		attrs, err := w.resolveAttrs(names, fmt.Sprintf("set %d", i+1))
+		if err != nil {
+			return err
+		}
+		if len(attrs) == 0 {
+			return fmt.Errorf("set %d is empty", i+1)
+		}
+		key := fmt.Sprint(attrs)
+		if seen[key] {
+			return fmt.Errorf("set %d %q is listed twice", i+1, names)
+		}
+		seen[key] = true
+		if err := w.addMarginal(attrs, fi, fam.Weight); err != nil {
+			return err
+		}
+	}
+	fam.Description = fmt.Sprintf("%d marginal sets", len(f.Sets))
+	return nil
+}
+
+// addKWay adds a "kway" family: every k-attribute set of the attributes
+// (all of the domain's when none are listed), or a seeded sample of them.
+func (w *Workload) addKWay(f *FamilySpec, fi int, fam *Family) error {
+	fam.Kind = Marginals
+	var cands []int
+	if f.Attributes != nil {
+		a, err := w.resolveAttrs(f.Attributes, `"attributes"`)
+		if err != nil {
+			return err
+		}
+		if len(a) == 0 {
+			return errors.New(`"attributes" is empty`)
+		}
+		cands = a
+	} else {
+		cands = make([]int, w.dom.Len())
+		for i := range cands {
+			cands[i] = i
+		}
+	}
+	if f.K <= 0 {
+		return fmt.Errorf(`"k" must be a positive integer, got %d`, f.K)
+	}
+	if f.K > len(cands) {
+		return fmt.Errorf("k = %d is larger than the number of attributes (%d)", f.K, len(cands))
+	}
+	over := fmt.Sprintf("%d attributes", len(cands))
+	var sets [][]int
+	if f.Sample != 0 {
+		if f.Sample < 0 {
+			return fmt.Errorf(`"sample" must be a positive integer, got %d`, f.Sample)
+		}
+		var seed uint64
+		if f.Seed != nil {
+			seed = *f.Seed
+		}
+		var err error
+		sets, err = sampleSets(cands, f.K, f.Sample, seed)
+		if err != nil {
+			return err
+		}
+		fam.Description = fmt.Sprintf("%d random %d-way marginals over %s (seed %d)", f.Sample, f.K, over, seed)
+	} else {
+		if f.Seed != nil {
+			return errors.New(`"seed" needs "sample"`)
+		}
+		total := binomial(len(cands), f.K)
+		if !total.IsInt64() || total.Int64() > MaxQueries {
+			return fmt.Errorf("all %d-way marginals over %s are %s sets, too many; use \"sample\"", f.K, over, universe.FormatCount(total))
+		}
+		sets = combinations(cands, f.K)
+		fam.Description = fmt.Sprintf("all %d-way marginals over %s (%d sets)", f.K, over, len(sets))
+	}
+	for _, s := range sets {
+		if err := w.addMarginal(s, fi, fam.Weight); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addRange adds a "range" family: one counting query lo ≤ attribute ≤ hi.
+func (w *Workload) addRange(f *FamilySpec, fi int, fam *Family) error {
+	fam.Kind = Range
+	a, err := w.resolveAttr(f.Attribute)
+	if err != nil {
+		return err
+	}
+	r, err := w.resolveRange(a, f.Lo, f.Hi)
+	if err != nil {
+		return err
+	}
+	w.blocks = append(w.blocks, block{kind: bProduct, family: fi, weight: fam.Weight, off: w.m, n: 1, attrs: []int{a}, runs: [][]run{{r}}, set: -1})
+	w.m++
+	fam.Description = "range on " + w.dom.Attr(a).Name
+	return nil
+}
+
+// addPrefixes adds a "prefixes" family: attribute ≤ v for every value v
+// of an ordered attribute but the last.
+func (w *Workload) addPrefixes(f *FamilySpec, fi int, fam *Family) error {
+	fam.Kind = Prefixes
+	a, err := w.resolveAttr(f.Attribute)
+	if err != nil {
+		return err
+	}
+	attr := w.dom.Attr(a)
+	if !attr.Ordered() {
+		return fmt.Errorf("attribute %q is categorical (unordered); prefixes need an integer, numeric or encoded attribute", attr.Name)
+	}
+	n := valueCodes(attr) - 1
+	if n < 1 {
+		return fmt.Errorf("attribute %q has a single value, so it has no proper prefixes", attr.Name)
+	}
+	if w.m+n > MaxQueries {
+		return fmt.Errorf("workload has more than %d queries", MaxQueries)
+	}
+	w.blocks = append(w.blocks, block{kind: bPrefix, family: fi, weight: fam.Weight, off: w.m, n: n, attrs: []int{a}, set: -1})
+	w.m += n
+	fam.Description = fmt.Sprintf("%d prefixes of %s", n, attr.Name)
+	return nil
+}
+
+// addPredicate adds a "predicate" family: one counting query, the
+// conjunction of its clauses (one per attribute: a set of values or a
+// range).
+func (w *Workload) addPredicate(f *FamilySpec, fi int, fam *Family) error {
+	fam.Kind = Predicate
+	if len(f.Where) == 0 {
+		return errors.New(`"where" needs at least one clause`)
+	}
+	type clause struct {
+		attr int
+		runs []run
+	}
+	cl := make([]clause, 0, len(f.Where))
+	seen := map[int]bool{}
+	for i, c := range f.Where {
+		a, err := w.resolveAttr(c.Attribute)
+		if err != nil {
+			return fmt.Errorf("clause %d: %w", i+1, err)
+		}
+		if seen[a] {
+			return fmt.Errorf("clause %d: attribute %q appears twice; give one clause per attribute", i+1, c.Attribute)
+		}
+		seen[a] = true
+		var runs []run
+		switch {
+		case c.In != nil && (c.Lo != nil || c.Hi != nil):
+			return fmt.Errorf(`clause %d: give either "in" or "lo" and "hi", not both`, i+1)
+		case c.In != nil:
+			runs, err = w.resolveIn(a, c.In)
+		default:
+			var r run
+			r, err = w.resolveRange(a, c.Lo, c.Hi)
+			runs = []run{r}
+		}
+		if err != nil {
+			return fmt.Errorf("clause %d: %w", i+1, err)
+		}
+		cl = append(cl, clause{a, runs})
+	}
+	slices.SortFunc(cl, func(x, y clause) int { return x.attr - y.attr })
+	b := block{kind: bProduct, family: fi, weight: fam.Weight, off: w.m, n: 1, set: -1}
+	for _, c := range cl {
+		b.attrs = append(b.attrs, c.attr)
+		b.runs = append(b.runs, c.runs)
+	}
+	w.blocks = append(w.blocks, b)
+	w.m++
+	fam.Description = fmt.Sprintf("predicate on %d attributes", len(cl))
 	return nil
 }
 
