@@ -130,11 +130,19 @@ func prod(s []int) int {
 // blocks of w over an explicit universe.
 func newPlan(w *Workload, workers int) *plan {
 	sizes := w.dom.Sizes()
-	d := len(sizes)
 	k := prod(sizes)
 	pl := &plan{}
+	pl.addTargets(w)
+	p, lp := pl.chooseTiling(sizes, k)
+	pl.buildNodes(sizes, k, p, lp)
+	pl.layout(len(sizes), p)
+	pl.schedule(workers, k)
+	return pl
+}
 
-	// Targets and readouts.
+// addTargets groups the workload's blocks by attribute set: one target per
+// set, one item (with its cost in cells read) per block.
+func (pl *plan) addTargets(w *Workload) {
 	byKey := map[string]int{}
 	for bi := range w.blocks {
 		b := &w.blocks[bi]
@@ -161,11 +169,15 @@ func newPlan(w *Workload, workers int) *plan {
 		t.items = append(t.items, len(pl.items)-1)
 		t.cost += cost
 	}
+}
 
-	// The tiling: the longest prefix whose tiles hold tileCells cells, or a
-	// shorter one with tiles of at most maxTileCells if the cost model
-	// prefers it (fewer target rows to add per cell of D against a larger
-	// local lattice).
+// chooseTiling returns the tiling's prefix length p: the longest prefix
+// whose tiles hold tileCells cells, or a shorter one with tiles of at most
+// maxTileCells if the cost model prefers it (fewer target rows to add per
+// cell of D against a larger local lattice), and the lattice planner for
+// it (nil: too many attributes or inner parts for its bit sets).
+func (pl *plan) chooseTiling(sizes []int, k int) (int, *latticePlanner) {
+	d := len(sizes)
 	pMax, tile := 0, k
 	for pMax < d && tile/sizes[pMax] >= tileCells {
 		tile /= sizes[pMax]
@@ -196,8 +208,16 @@ func newPlan(w *Workload, workers int) *plan {
 			bestP, bestCost, bestLP = p, c, lp
 		}
 	}
-	p := bestP
-	tile = prod(sizes[p:])
+	return bestP, bestLP
+}
+
+// buildNodes sets the tiling at prefix p and builds the local lattice of
+// nodes under the tile's root (with lp, or by growing it from the targets'
+// inner parts when lp is nil), each node's children ordered for the
+// adjoint.
+func (pl *plan) buildNodes(sizes []int, k, p int, lp *latticePlanner) {
+	d := len(sizes)
+	tile := prod(sizes[p:])
 	pl.p, pl.psizes, pl.tile, pl.nTiles = p, sizes[:p], tile, k/tile
 	for ti := range pl.targets {
 		pl.targets[ti] = newTarget(pl.targets[ti], sizes, p)
@@ -207,9 +227,9 @@ func newPlan(w *Workload, workers int) *plan {
 		inner[i] = p + i
 	}
 	pl.nodes = []node{{attrs: inner, sizes: sizes[p:], size: tile, parent: -1, off: -1}}
-	if bestLP != nil {
+	if lp != nil {
 		_, T := pl.lattice(sizes, p)
-		bestLP.plan(pl, 0, 1<<(d-p)-1, T, p)
+		lp.plan(pl, 0, 1<<(d-p)-1, T, p)
 	} else { // too many attributes or inner parts for the planner's bit sets
 		var parts [][]int
 		seen := map[string]bool{setKey(inner): true}
@@ -236,6 +256,12 @@ func newPlan(w *Workload, workers int) *plan {
 			return 0
 		})
 	}
+}
+
+// layout places the nodes' buffers in the local scratch and the targets'
+// in the global one, attaches each target to the node of its inner part,
+// and sets the plan's work per cell of D.
+func (pl *plan) layout(d, p int) {
 	nodeOf := map[string]int{}
 	for ni := range pl.nodes {
 		if key := setKey(pl.nodes[ni].attrs); ni == 0 || nodeOf[key] == 0 {
@@ -269,9 +295,7 @@ func newPlan(w *Workload, workers int) *plan {
 			work += t.usize
 		}
 	}
-	pl.work = float64(work) / float64(tile)
-	pl.schedule(workers, k)
-	return pl
+	pl.work = float64(work) / float64(pl.tile)
 }
 
 // innerSizes returns the sizes of the attributes of attrs at positions >= p.
