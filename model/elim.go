@@ -80,72 +80,16 @@ func (m *Model) planSet(set []int, needCond []bool) setPlan {
 		sp.cost = t.cells[c]
 		return sp
 	}
-	k := len(t.cliques)
-	chosen := make([]bool, k)
-	for _, a := range set {
-		chosen[t.first[a]] = true
-	}
-	edge := t.steinerEdges(chosen)
-	in := slices.Clone(chosen)
-	for c, e := range edge {
-		if e {
-			in[c], in[t.parent[c]] = true, true
-		}
-	}
-	var fs []planFactor
-	for c := range k {
-		if !in[c] {
-			continue
-		}
-		if !edge[c] { // the subtree's root
-			fs = append(fs, planFactor{t.cliques[c], fsrc{kind: fromBelief, c: c, n: t.cells[c]}})
-			continue
-		}
-		needCond[c] = true
-		fs = append(fs, planFactor{t.cliques[c], fsrc{kind: fromCond, c: c, n: t.cells[c]}})
-	}
-
+	fs := t.subtreeFactors(set, needCond)
 	inSet := make([]bool, len(sizes))
 	for _, a := range set {
 		inSet[a] = true
 	}
 	var steps []elimStep
 	maxProd, top := 0, 0
-	// The union of the factors holding a variable is gathered by marking
-	// (stamp: this variable's turn) into u, sorted, and kept in bestU
-	// only when it wins; seen (also by stamp) skips variables met before in
-	// this step.
-	mark, seen := make([]int, len(sizes)), make([]int, len(sizes))
-	stamp, step := 0, 0
-	var u, bestU []int
+	ch := newElimChooser(len(sizes))
 	for {
-		best, bestCells := -1, 0.0
-		bestU = bestU[:0]
-		step++
-		for _, f := range fs {
-			for _, v := range f.attrs {
-				if inSet[v] || seen[v] == step {
-					continue
-				}
-				seen[v] = step
-				stamp++
-				u = u[:0]
-				for _, g := range fs {
-					if slices.Contains(g.attrs, v) {
-						for _, a := range g.attrs {
-							if mark[a] != stamp {
-								mark[a] = stamp
-								u = append(u, a)
-							}
-						}
-					}
-				}
-				slices.Sort(u)
-				if cells := cellsOf(sizes, u); best < 0 || cells < bestCells || (cells == bestCells && v < best) {
-					best, bestCells, bestU = v, cells, append(bestU[:0], u...)
-				}
-			}
-		}
+		best, bestCells, bestU := ch.next(sizes, fs, inSet)
 		if best < 0 {
 			break
 		}
@@ -178,7 +122,93 @@ func (m *Model) planSet(set []int, needCond []bool) setPlan {
 		steps = append(steps, st)
 		fs = append(rest, planFactor{na, fsrc{kind: fromTable, off: st.out, n: st.outN}})
 	}
-	// The arena: the product scratch first, then the tables.
+	sp.layout(sizes, set, steps, fs, maxProd, top)
+	return sp
+}
+
+// subtreeFactors returns the factors of the smallest subtree of the clique
+// tree whose cliques hold all of set's attributes: its root's belief and
+// every other clique's conditional (needCond set for those).
+func (t *Tree) subtreeFactors(set []int, needCond []bool) []planFactor {
+	k := len(t.cliques)
+	chosen := make([]bool, k)
+	for _, a := range set {
+		chosen[t.first[a]] = true
+	}
+	edge := t.steinerEdges(chosen)
+	in := slices.Clone(chosen)
+	for c, e := range edge {
+		if e {
+			in[c], in[t.parent[c]] = true, true
+		}
+	}
+	var fs []planFactor
+	for c := range k {
+		if !in[c] {
+			continue
+		}
+		if !edge[c] { // the subtree's root
+			fs = append(fs, planFactor{t.cliques[c], fsrc{kind: fromBelief, c: c, n: t.cells[c]}})
+			continue
+		}
+		needCond[c] = true
+		fs = append(fs, planFactor{t.cliques[c], fsrc{kind: fromCond, c: c, n: t.cells[c]}})
+	}
+	return fs
+}
+
+// elimChooser picks the next attribute to sum out. The union of the
+// factors holding a variable is gathered by marking (stamp: this
+// variable's turn) into u, sorted, and kept in bestU only when it wins;
+// seen (also by stamp) skips variables met before in this step.
+type elimChooser struct {
+	mark, seen  []int
+	stamp, step int
+	u, bestU    []int
+}
+
+func newElimChooser(n int) *elimChooser {
+	return &elimChooser{mark: make([]int, n), seen: make([]int, n)}
+}
+
+// next returns the attribute outside the set (inSet) whose elimination
+// builds the smallest table (ties: the lowest attribute), that table's
+// cells and attributes (valid until the next call); -1 when none is left.
+func (ch *elimChooser) next(sizes []int, fs []planFactor, inSet []bool) (best int, bestCells float64, bestU []int) {
+	best = -1
+	ch.bestU = ch.bestU[:0]
+	ch.step++
+	for _, f := range fs {
+		for _, v := range f.attrs {
+			if inSet[v] || ch.seen[v] == ch.step {
+				continue
+			}
+			ch.seen[v] = ch.step
+			ch.stamp++
+			ch.u = ch.u[:0]
+			for _, g := range fs {
+				if slices.Contains(g.attrs, v) {
+					for _, a := range g.attrs {
+						if ch.mark[a] != ch.stamp {
+							ch.mark[a] = ch.stamp
+							ch.u = append(ch.u, a)
+						}
+					}
+				}
+			}
+			slices.Sort(ch.u)
+			if cells := cellsOf(sizes, ch.u); best < 0 || cells < bestCells || (cells == bestCells && v < best) {
+				best, bestCells, ch.bestU = v, cells, append(ch.bestU[:0], ch.u...)
+			}
+		}
+	}
+	return best, bestCells, ch.bestU
+}
+
+// layout places the plan's arena: the product scratch (maxProd cells)
+// first, then the steps' tables (top cells), and adds the final products
+// of the factors left onto set.
+func (sp *setPlan) layout(sizes, set []int, steps []elimStep, fs []planFactor, maxProd, top int) {
 	for i := range steps {
 		steps[i].out += maxProd
 		for j := range steps[i].muls {
@@ -197,7 +227,6 @@ func (m *Model) planSet(set []int, needCond []bool) setPlan {
 	}
 	sp.steps = steps
 	sp.arenaN = maxProd + top
-	return sp
 }
 
 // newProj returns a projection from a table over from onto one over to,
