@@ -55,7 +55,7 @@ type Touch struct {
 // rows are no longer an unbiased random rounding of N·D cell by cell; use
 // Systematic or IID for that.
 func Balance(cells []CellCount, d []float64, n int64, op Answerer, t Toucher, maxRounds int) ([]CellCount, BalanceStats, error) {
-	k, m := op.K(), op.M()
+	k := op.K()
 	if len(d) != k {
 		return cells, BalanceStats{}, fmt.Errorf("balance: D has %d cells, the workload %d", len(d), k)
 	}
@@ -68,118 +68,151 @@ func Balance(cells []CellCount, d []float64, n int64, op Answerer, t Toucher, ma
 		sum += v
 	}
 	scale := float64(n) / sum
-	inv := 1 / float64(n)
+	b := newBalancer(op, t, n)
 	// diff = rows − N·D over the universe; the moves change it by ±1.
-	diff := make([]float64, k)
 	for z, v := range d {
-		diff[z] = -v * scale
+		b.diff[z] = -v * scale
 	}
 	for _, c := range cells {
-		diff[c.Cell] += float64(c.Count)
+		b.diff[c.Cell] += float64(c.Count)
 	}
-	r := make([]float64, m) // A·diff/N: the answers' errors
-	s := make([]float64, k) // Aᵀr
-	residual := func() float64 {
-		op.Answer(diff, r)
-		o := 0.0
-		for j := range r {
-			r[j] *= inv
-			o += r[j] * r[j]
-		}
-		return o
-	}
-	obj := residual()
-	st.Before = math.Sqrt(obj / float64(m))
-	var (
-		tu, td []Touch
-		zuT    = -1                 // the cell tu lists
-		mark   = make([]float64, m) // the up cell's values, to find overlaps
-	)
-	sel := newCandidates(diff, s, balanceCand)
+	m := float64(op.M())
+	obj := b.residual()
+	st.Before = math.Sqrt(obj / m)
+	sel := newCandidates(b.diff, b.s, balanceCand)
 	defer sel.close()
 	for st.Rounds < maxRounds {
 		st.Rounds++
-		op.Adjoint(r, s)
+		op.Adjoint(b.r, b.s)
 		up, down := sel.pick()
-		bu, bd := len(up), len(down)
-		if bu == 0 || bd == 0 {
+		if len(up) == 0 || len(down) == 0 {
 			break
 		}
-		moves := 0
-		for i, j := 0, 0; i < bu && j < bd; {
-			zu, zd := up[i], down[j]
-			if diff[zu] <= 1e-9 {
-				i++
-				continue
-			}
-			if diff[zd] >= -1e-9 {
-				j++
-				continue
-			}
-			// The exact change of Σ r² for moving one row from zu to zd:
-			// Σ over the touched queries of (r + δ)² − r², δ = ±W/N.
-			if zu != zuT { // the same up cell is often tried against several down cells
-				tu, zuT = t.Touch(zu, tu[:0]), zu
-			}
-			td = t.Touch(zd, td[:0])
-			for _, q := range tu {
-				mark[q.J] -= q.W * inv
-			}
-			for _, q := range td {
-				mark[q.J] += q.W * inv
-			}
-			gain := 0.0
-			for _, q := range tu {
-				if dq := mark[q.J]; dq != 0 {
-					gain += 2*r[q.J]*dq + dq*dq
-					mark[q.J] = 0
-				}
-			}
-			for _, q := range td {
-				if dq := mark[q.J]; dq != 0 {
-					gain += 2*r[q.J]*dq + dq*dq
-					mark[q.J] = 0
-				}
-			}
-			if gain >= 0 {
-				// Neither cell helps the other: drop the weaker candidate.
-				if s[zu]+s[zd] > 0 {
-					j++
-				} else {
-					i++
-				}
-				if s[zu]-s[zd] <= 0 {
-					break
-				}
-				continue
-			}
-			for _, q := range tu {
-				r[q.J] -= q.W * inv
-			}
-			for _, q := range td {
-				r[q.J] += q.W * inv
-			}
-			diff[zu]--
-			diff[zd]++
-			moves++
-			i++
-			j++
-		}
+		moves := b.round(up, down)
 		st.Moves += moves
-		obj = residual() // exact again (other families, rounding)
+		obj = b.residual() // exact again (other families, rounding)
 		if moves == 0 {
 			break
 		}
 	}
-	st.After = math.Sqrt(obj / float64(m))
+	st.After = math.Sqrt(obj / m)
 	out := cells[:0]
-	for z, v := range diff {
+	for z, v := range b.diff {
 		c := int64(math.Round(v + d[z]*scale))
 		if c > 0 {
 			out = append(out, CellCount{Cell: uint64(z), Count: c})
 		}
 	}
 	return out, st, nil
+}
+
+// balancer is Balance's state: the rows' differences from N·D, the
+// answers' errors and their gradient, and the scratch of the exact move
+// test.
+type balancer struct {
+	op   Answerer
+	t    Toucher
+	inv  float64   // 1/N
+	diff []float64 // rows − N·D over the universe
+	r    []float64 // A·diff/N: the answers' errors
+	s    []float64 // Aᵀr
+	mark []float64 // per query, the move's change, to find overlaps
+	tu   []Touch   // the up cell's queries (zuT's)
+	td   []Touch   // the down cell's queries
+	zuT  int
+}
+
+func newBalancer(op Answerer, t Toucher, n int64) *balancer {
+	k, m := op.K(), op.M()
+	return &balancer{op: op, t: t, inv: 1 / float64(n), diff: make([]float64, k), r: make([]float64, m),
+		s: make([]float64, k), mark: make([]float64, m), zuT: -1}
+}
+
+// residual recomputes the answers' errors r from diff and returns Σ r².
+func (b *balancer) residual() float64 {
+	b.op.Answer(b.diff, b.r)
+	o := 0.0
+	for j := range b.r {
+		b.r[j] *= b.inv
+		o += b.r[j] * b.r[j]
+	}
+	return o
+}
+
+// round pairs the up cells (rounded up, most negative gradient first) with
+// the down cells (most positive first) and moves one row for every pair
+// whose move lowers Σ r², returning the number of moves.
+func (b *balancer) round(up, down []int) int {
+	moves := 0
+	for i, j := 0, 0; i < len(up) && j < len(down); {
+		zu, zd := up[i], down[j]
+		if b.diff[zu] <= 1e-9 {
+			i++
+			continue
+		}
+		if b.diff[zd] >= -1e-9 {
+			j++
+			continue
+		}
+		if b.gain(zu, zd) >= 0 {
+			// Neither cell helps the other: drop the weaker candidate.
+			if b.s[zu]+b.s[zd] > 0 {
+				j++
+			} else {
+				i++
+			}
+			if b.s[zu]-b.s[zd] <= 0 {
+				break
+			}
+			continue
+		}
+		b.move(zu, zd)
+		moves++
+		i++
+		j++
+	}
+	return moves
+}
+
+// gain is the exact change of Σ r² for moving one row from zu to zd: Σ
+// over the touched queries of (r + δ)² − r², δ = ±W/N.
+func (b *balancer) gain(zu, zd int) float64 {
+	if zu != b.zuT { // the same up cell is often tried against several down cells
+		b.tu, b.zuT = b.t.Touch(zu, b.tu[:0]), zu
+	}
+	b.td = b.t.Touch(zd, b.td[:0])
+	for _, q := range b.tu {
+		b.mark[q.J] -= q.W * b.inv
+	}
+	for _, q := range b.td {
+		b.mark[q.J] += q.W * b.inv
+	}
+	g := 0.0
+	for _, q := range b.tu {
+		if dq := b.mark[q.J]; dq != 0 {
+			g += 2*b.r[q.J]*dq + dq*dq
+			b.mark[q.J] = 0
+		}
+	}
+	for _, q := range b.td {
+		if dq := b.mark[q.J]; dq != 0 {
+			g += 2*b.r[q.J]*dq + dq*dq
+			b.mark[q.J] = 0
+		}
+	}
+	return g
+}
+
+// move moves one row from zu to zd (gain's touches are zu's and zd's).
+func (b *balancer) move(zu, zd int) {
+	for _, q := range b.tu {
+		b.r[q.J] -= q.W * b.inv
+	}
+	for _, q := range b.td {
+		b.r[q.J] += q.W * b.inv
+	}
+	b.diff[zu]--
+	b.diff[zd]++
 }
 
 // balanceCand is the number of cells of each side a round of Balance
