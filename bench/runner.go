@@ -100,7 +100,7 @@ func Run(ctx context.Context, cfg *Config) (*Report, error) {
 	}
 	defer rf.Close()
 	if len(todo) > 0 {
-		if err := runPoints(ctx, exe, c, todo, rep, csv.NewWriter(rf), logw); err != nil {
+		if err := runPoints(ctx, exe, c.Timeout, todo, rep, csv.NewWriter(rf), logw); err != nil {
 			return nil, err
 		}
 	}
@@ -125,9 +125,9 @@ func Run(ctx context.Context, cfg *Config) (*Report, error) {
 }
 
 // runPoints prepares each protocol's input once, in a temporary folder
-// removed after, then runs the points one at a time, appending each result
-// to rep and its row to cw as the run ends.
-func runPoints(ctx context.Context, exe string, c *Config, todo []Point, rep *Report, cw *csv.Writer, logw io.Writer) error {
+// removed after, then runs the points one at a time (each within timeout),
+// appending each result to rep and its row to cw as the run ends.
+func runPoints(ctx context.Context, exe string, timeout time.Duration, todo []Point, rep *Report, cw *csv.Writer, logw io.Writer) error {
 	in, err := os.MkdirTemp("", "synth-bench-data-")
 	if err != nil {
 		return err
@@ -156,7 +156,7 @@ func runPoints(ctx context.Context, exe string, c *Config, todo []Point, rep *Re
 	for i := range todo {
 		pt := &todo[i]
 		ip := inputs[pt.Protocol]
-		res, err := runOne(ctx, exe, pt, ip.data, ip.domain, ip.shape, c.Timeout)
+		res, err := runOne(ctx, exe, pt, ip.data, ip.domain, ip.shape, timeout)
 		if err != nil {
 			return err
 		}

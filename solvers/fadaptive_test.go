@@ -159,7 +159,7 @@ func TestRoundsAnneal(t *testing.T) {
 			setVariant(t, &experiment{anneal: c.factor})
 			const sigma, eps = 123.456789, 0.0123456789
 			r := &rounds{s: &Project{}, sigma: sigma, eps: eps, annealed: c.annealed, sens: 1, round: c.run, batch: 1}
-			r.rho = c.left * (privacy.GaussianCost(1, sigma).Rho + privacy.ExponentialMechanismCost(eps).Rho)
+			r.rho = c.left * r.roundCost()
 			allowUp := 2 * c.allow // cellAllowance is linear in σ where the mass is large
 			r.anneal(c.moved, c.allow, allowUp, c.final)
 			wantS, wantE, wantN, wantW := sigma, eps, c.annealed, 0
