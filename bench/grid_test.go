@@ -33,6 +33,8 @@ func TestProtocolShapes(t *testing.T) {
 		{"fertility", 8, 50880, 56, 13780},
 		{"healthins", 11, 2150400, 165, 23776},
 		{"slid", 5, 19448, 10, 6065},
+		{"smokeban", 7, 2720, 35, 1810},
+		{"gssvocab", 8, 20528640, 56, 62440},
 	}
 	for _, tt := range tests {
 		p, err := LookupProtocol(tt.name)

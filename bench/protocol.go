@@ -189,6 +189,12 @@ var protocols = []*Protocol{
 		"all 165 3-way marginals."),
 	rProtocol("slid", "1994 Survey of Labour and Income Dynamics, Ontario (R package carData): 7,425 people, "+
 		"5 attributes with missing values as their own codes; all 10 3-way marginals."),
+	rProtocol("smokeban", "National Health Interview Survey 1991 and 1993 (R package AER): 10,000 indoor workers, "+
+		"smoker, workplace ban, age, education, ethnicity, gender; all 35 3-way marginals. Held out: added after "+
+		"the suite's rules were settled."),
+	rProtocol("gssvocab", "General Social Survey 1978–2016 (R package carData): 28,867 people, year, gender, "+
+		"birthplace, age and education (grouped and in years), vocabulary score, missing values as their own "+
+		"codes; all 56 3-way marginals. Held out: added after the suite's rules were settled."),
 	eventsProtocol(1), eventsProtocol(4), eventsProtocol(16), eventsProtocol(64),
 	wideProtocol(16, 2, 100_000), wideProtocol(16, 3, 100_000), wideProtocol(32, 2, 100_000), wideProtocol(32, 3, 200_000),
 	wideProtocol(64, 2, 200_000), wideProtocol(64, 3, 200_000), wideProtocol(128, 2, 200_000), wideProtocol(200, 2, 200_000),

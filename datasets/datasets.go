@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 )
 
-//go:embed adult adult-gem adult-reduced cps1988 fertility healthins nltcs slid titanic
+//go:embed adult adult-gem adult-reduced cps1988 fertility gssvocab healthins nltcs slid smokeban titanic
 var files embed.FS
 
 // Dataset names a shipped dataset and its files inside FS.
@@ -26,9 +26,11 @@ var All = []Dataset{
 	{"adult-reduced", "adult-reduced/adult-reduced.csv", "adult-reduced/adult-reduced-domain.json", 48842},
 	{"cps1988", "cps1988/cps1988.csv", "cps1988/cps1988-domain.json", 28155},
 	{"fertility", "fertility/fertility.csv.gz", "fertility/fertility-domain.json", 254654},
+	{"gssvocab", "gssvocab/gssvocab.csv", "gssvocab/gssvocab-domain.json", 28867},
 	{"healthins", "healthins/healthins.csv", "healthins/healthins-domain.json", 8802},
 	{"nltcs", "nltcs/nltcs.csv", "nltcs/nltcs-domain.json", 21574},
 	{"slid", "slid/slid.csv", "slid/slid-domain.json", 7425},
+	{"smokeban", "smokeban/smokeban.csv", "smokeban/smokeban-domain.json", 10000},
 	{"titanic", "titanic/titanic.csv", "titanic/titanic-domain.json", 1304},
 }
 

@@ -77,7 +77,7 @@ func TestTimeModelCalibration(t *testing.T) {
 // on the shipped tables, within 2× on fertility's, which is gzip-compressed.
 func TestGuessRecords(t *testing.T) {
 	dir := t.TempDir()
-	for _, name := range []string{"adult", "adult-reduced", "titanic", "nltcs", "cps1988", "fertility", "healthins", "slid", "wide16-2way"} {
+	for _, name := range []string{"adult", "adult-reduced", "titanic", "nltcs", "cps1988", "fertility", "healthins", "slid", "smokeban", "gssvocab", "wide16-2way"} {
 		p, err := bench.LookupProtocol(name)
 		if err != nil {
 			t.Fatal(err)

@@ -29,3 +29,9 @@ out(e$HealthInsurance, "datasets/healthins", "healthins.csv")
 
 data("SLID", package = "carData", envir = e)
 out(e$SLID, "datasets/slid", "slid.csv")
+
+data("SmokeBan", package = "AER", envir = e)
+out(e$SmokeBan, "datasets/smokeban", "smokeban.csv")
+
+data("GSSvocab", package = "carData", envir = e)
+out(e$GSSvocab, "datasets/gssvocab", "gssvocab.csv")
