@@ -2,6 +2,7 @@ package solvers
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/dpsynth/synth/query"
@@ -11,7 +12,8 @@ import (
 // TestOneWayStart checks the start's log-weights against the estimates
 // worked by hand: attribute a (2 values) is in the pair only; attribute b
 // (3 values) is in the pair and in its own table, whose estimates combine
-// with weights 1/σ² × c_b/c_T (pair: 4 × 3/6 = 2; one-way: 1 × 3/3 = 1);
+// with weights 1/σ² × c_b/c_T (pair: 4 × 3/6 = 2; one-way: 1 × 3/3 = 1, in
+// units of 10⁴);
 // attribute c is in no table and starts uniform; a negative estimate is
 // floored at half a record.
 func TestOneWayStart(t *testing.T) {
@@ -27,7 +29,9 @@ func TestOneWayStart(t *testing.T) {
 	// The pair (a, b), b fastest: a = 0 holds 0.1, 0.2, 0.1; a = 1 holds
 	// 0.3, −0.02, 0.3. Then b's own table.
 	y := []float64{0.1, 0.2, 0.1, 0.3, -0.02, 0.3, 0.5, 0.1, 0.4}
-	w := []float64{4, 4, 4, 4, 4, 4, 1, 1, 1}
+	// Weights 1/σ² large enough that the smoothing keeps every estimate as
+	// it is (TestOneWayStartSmooths covers it).
+	w := []float64{4e4, 4e4, 4e4, 4e4, 4e4, 4e4, 1e4, 1e4, 1e4}
 	// a: the pair's row sums 0.4 and 0.58, normalised.
 	pa := []float64{0.4 / 0.98, 0.58 / 0.98}
 	// b: (2 × column sums (0.4, 0.18, 0.4) + 1 × (0.5, 0.1, 0.4)) / 3.
@@ -109,6 +113,54 @@ func TestOneWayStartPotentials(t *testing.T) {
 		}
 		if math.Abs(got-theta[cell]) > 1e-12 {
 			t.Errorf("cell %v: Σ potentials = %.12f, want theta's %.12f", codes, got, theta[cell])
+		}
+	}
+}
+
+// TestOneWayStartSmooths: an attribute whose pooled estimate is a smooth
+// profile under large noise starts at the moving average SURE prefers
+// (smoothSURE at the estimate's σ), not at the noisy estimate; the test
+// fails if the start skips the smoothing (the two differ on this draw).
+func TestOneWayStartSmooths(t *testing.T) {
+	dom, err := universe.ParseDomain([]byte(`{"x": 12}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mw, err := query.Build(dom, &query.Spec{Families: []query.FamilySpec{{Type: "marginals", Sets: [][]string{{"x"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const sigma = 0.03 // in fractions: a share's noise, against shares of about 1/12
+	r := rand.New(rand.NewPCG(3, 4))
+	y := make([]float64, 12)
+	w := make([]float64, 12)
+	for i := range y {
+		bump := math.Exp(-float64((i-5)*(i-5)) / 8)
+		y[i] = bump/4.4 + sigma*r.NormFloat64()
+		w[i] = 1 / (sigma * sigma)
+	}
+	logShares := func(est []float64) []float64 {
+		out := make([]float64, len(est))
+		tot := 0.0
+		for i, v := range est {
+			out[i] = max(v, 0.5/1000)
+			tot += out[i]
+		}
+		for i := range out {
+			out[i] = math.Log(out[i] / tot)
+		}
+		return out
+	}
+	smoothed := append([]float64(nil), y...)
+	if h := smoothSURE(smoothed, sigma, smoothWidth()); h == 0 {
+		t.Fatal("smoothSURE kept the noisy profile: the draw does not test the smoothing")
+	}
+	want, raw := logShares(smoothed), logShares(y)
+	got := make([]float64, 12)
+	newOneWayStart(dom.Sizes(), mw, 1000).theta(y, w, got)
+	for i := range got {
+		if math.Abs(got[i]-want[i]) > 1e-12 {
+			t.Errorf("theta[%d] = %.12f, want %.12f (unsmoothed: %.12f)", i, got[i], want[i], raw[i])
 		}
 	}
 }
