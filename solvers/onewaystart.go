@@ -31,10 +31,11 @@ import (
 // estimate is therefore smoothed along its value codes by the triangular
 // moving average whose Stein unbiased risk estimate is the lowest
 // (smoothSURE, half-width at most smoothWidth, as the factored rounds' one-way
-// tables); SURE keeps a precise or unordered profile as it is. On the
-// explicit protocols it changes only the noisiest points (slid at 0.1:
-// marginal L1 0.563 → 0.510 over 12 seeds; docs/BENCHMARKS.md "The
-// explicit fit's start smoothed").
+// tables); SURE keeps a precise profile, or one whose neighbouring values
+// are not alike, as it is. On the explicit protocols it changes only the
+// noisiest points (slid at 0.1: marginal L1 0.563 → 0.510 over 12 seeds;
+// docs/BENCHMARKS.md "Two held-out tables, more seeds, and the explicit
+// fit's start smoothed").
 //
 // Each estimated share is floored at half a record (1/(2n̂), a continuity
 // correction: a log-weight of −∞ would keep a cell empty whatever the other
