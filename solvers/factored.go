@@ -586,7 +586,7 @@ func (s *Project) solveMeasured(ctx context.Context, p *Problem, plan *Plan, fit
 	if s.Setting == Tuned {
 		// The explicit fit's start (oneWayStart): SURE's early stop
 		// shrinks towards it.
-		fit.startOneWay(newOneWayStart(dom.Sizes(), nil, nHat))
+		fit.startOneWay(newOneWayStart(dom, nil, nHat))
 	}
 	if s.Setting == Tuned && !s.Converge {
 		fit.useSURE(p.Rand.NormFloat64, 0.01, 25)
@@ -963,6 +963,21 @@ func sumOut(sizes []int, m fmeas, k int) fmeas {
 	}
 	summed := float64(len(m.y) / dims[k])
 	return fmeas{set: []int{m.set[k]}, y: y, w: m.w / summed, sigma: m.sigma * math.Sqrt(summed)}
+}
+
+// smoothCodes is the number of leading codes of attr that the one-way
+// smoothing may average together: every code of an ordered attribute
+// (integer, numeric, encoded, date) but its null code, which is the last
+// and stands outside the order; none of a categorical or boolean one, whose
+// code order means nothing.
+func smoothCodes(attr *universe.Attribute) int {
+	if !attr.Ordered() {
+		return 0
+	}
+	if c, ok := attr.NullCode(); ok {
+		return c
+	}
+	return attr.Size()
 }
 
 // smoothSURE replaces the noisy table y (noise σ per cell) by the

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dpsynth/synth/model"
 	"github.com/dpsynth/synth/privacy"
+	"github.com/dpsynth/synth/universe"
 )
 
 // TestSmoothSURE: a smooth noisy profile is smoothed and gets closer to the
@@ -307,5 +308,31 @@ func TestFactoredCoarseRounds(t *testing.T) {
 	}
 	if coarseRounds == 0 {
 		t.Errorf("no round measured a coarse pair in 3 seeds")
+	}
+}
+
+// TestSmoothCodes: the one-way smoothing averages the codes of ordered
+// attributes only, and never the null code.
+func TestSmoothCodes(t *testing.T) {
+	dom, err := universe.ParseDomain([]byte(`{"attributes": [
+		{"name": "age", "type": "integer", "min": 0, "max": 9},
+		{"name": "wage", "type": "numeric", "edges": [0, 1, 2, 5], "null": "NA"},
+		{"name": "colour", "type": "categorical", "values": ["red", "green", "blue"]},
+		{"name": "code", "type": "categorical", "values": ["a", "b"], "null": "NA"}
+	]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for a, want := range []int{10, 3, 0, 0} {
+		if got := smoothCodes(dom.Attr(a)); got != want {
+			t.Errorf("smoothCodes(%s) = %d, want %d", dom.Attr(a).Name, got, want)
+		}
+	}
+	enc, err := universe.ParseDomain([]byte(`{"x": 7}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := smoothCodes(enc.Attr(0)); got != 7 {
+		t.Errorf("smoothCodes(encoded x) = %d, want 7", got)
 	}
 }

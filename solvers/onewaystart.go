@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/dpsynth/synth/query"
+	"github.com/dpsynth/synth/universe"
 )
 
 // oneWayStart is where the tuned fits' paths start: the product of the
@@ -28,7 +29,8 @@ import (
 //
 // Precise is not smooth, though: at ε = 0.1 on slid the pooled estimate of
 // age (17 buckets) still has σ ≈ 0.037 of the rows per value. Each
-// estimate is therefore smoothed along its value codes by the triangular
+// estimate is therefore smoothed along its ordered codes (smoothCodes: not
+// a categorical attribute's, never the null code) by the triangular
 // moving average whose Stein unbiased risk estimate is the lowest
 // (smoothSURE, half-width at most smoothWidth, as the factored rounds' one-way
 // tables); SURE keeps a precise profile, or one whose neighbouring values
@@ -44,6 +46,7 @@ import (
 // Privacy: it reads only the noisy measurements y (post-processing).
 type oneWayStart struct {
 	sizes   []int
+	ordered []int            // per attribute, the codes the smoothing may average: [0, ordered[a])
 	tables  []query.Marginal // the measured marginal tables: rows [Offset, Offset+Cells) of y
 	nHat    float64
 	est     [][]float64 // scratch: per attribute, the weighted sum of its estimates
@@ -53,8 +56,12 @@ type oneWayStart struct {
 // newOneWayStart prepares the start for the marginal tables of mw (nil: no
 // marginal tables; the start is then uniform), whose noisy fractions of
 // nHat come first in y.
-func newOneWayStart(sizes []int, mw *query.Workload, nHat float64) *oneWayStart {
+func newOneWayStart(dom *universe.Domain, mw *query.Workload, nHat float64) *oneWayStart {
+	sizes := dom.Sizes()
 	o := &oneWayStart{sizes: sizes, nHat: nHat, est: make([][]float64, len(sizes)), weights: make([]float64, len(sizes))}
+	for a := range sizes {
+		o.ordered = append(o.ordered, smoothCodes(dom.Attr(a)))
+	}
 	if mw != nil {
 		o.tables = mw.Marginals()
 	}
@@ -153,10 +160,10 @@ func (o *oneWayStart) add(m fmeas) {
 }
 
 // logShares turns attribute a's estimate into log-shares (in o.est[a]):
-// smoothed along the value codes by the triangular moving average whose
-// Stein unbiased risk estimate is the lowest (smoothSURE, half-width at
-// most smoothWidth, as the factored rounds' one-way tables; none where
-// neighbouring values are not alike), each share at least half a record,
+// smoothed along its ordered codes (smoothCodes) by the triangular moving
+// average whose Stein unbiased risk estimate is the lowest (smoothSURE,
+// half-width at most smoothWidth, as the factored rounds' one-way tables;
+// none where neighbouring values are not alike), each share at least half a record,
 // 1/(2n̂), normalised.
 func (o *oneWayStart) logShares(a int) []float64 {
 	floor := 0.5 / o.nHat
@@ -169,9 +176,9 @@ func (o *oneWayStart) logShares(a int) []float64 {
 		est[v] /= o.weights[a]
 	}
 	if hmax := smoothWidth(); hmax > 0 {
-		// The moving average SURE prefers, at the estimate's noise (none
-		// on tables without smooth neighbourhoods).
-		smoothSURE(est, 1/math.Sqrt(o.weights[a]), hmax)
+		// The moving average SURE prefers over the ordered codes, at the
+		// estimate's noise (none on tables without smooth neighbourhoods).
+		smoothSURE(est[:o.ordered[a]], 1/math.Sqrt(o.weights[a]), hmax)
 	}
 	tot := 0.0
 	for v := range est {

@@ -41,7 +41,7 @@ func TestOneWayStart(t *testing.T) {
 		pb[v] /= sum
 	}
 	got := make([]float64, 12)
-	newOneWayStart(dom.Sizes(), mw, nHat).theta(y, w, got)
+	newOneWayStart(dom, mw, nHat).theta(y, w, got)
 	for i := range got {
 		va, vb := i/6, (i/2)%3
 		want := math.Log(pa[va]) + math.Log(pb[vb]) // c adds 0 (uniform)
@@ -52,14 +52,14 @@ func TestOneWayStart(t *testing.T) {
 
 	// A negative estimate is floored at half a record, 0.5/n̂.
 	y[3], y[4], y[5] = -0.3, -0.3, -0.3 // a = 1: row sum −0.9
-	newOneWayStart(dom.Sizes(), mw, nHat).theta(y, w, got)
+	newOneWayStart(dom, mw, nHat).theta(y, w, got)
 	floor := 0.5 / nHat
 	if d, want := got[6]-got[0], math.Log(floor/0.4); math.Abs(d-want) > 1e-12 {
 		t.Errorf("theta[6] − theta[0] = %.12f, want log(%g/0.4) = %.12f", d, floor, want)
 	}
 
 	// No measured table: every cell starts at 0 (uniform).
-	newOneWayStart(dom.Sizes(), nil, nHat).theta(y, w, got)
+	newOneWayStart(dom, nil, nHat).theta(y, w, got)
 	for i, v := range got {
 		if v != 0 {
 			t.Errorf("without tables theta[%d] = %g, want 0", i, v)
@@ -86,7 +86,7 @@ func TestOneWayStartPotentials(t *testing.T) {
 	y := []float64{0.1, 0.2, 0.1, 0.3, -0.02, 0.3, 0.5, 0.1, 0.4, 0.3, 0.2, 0.05, 0.05, 0.3, 0.1}
 	w := []float64{4, 4, 4, 4, 4, 4, 1, 1, 1, 2, 2, 2, 2, 2, 2}
 	theta := make([]float64, 12)
-	newOneWayStart(dom.Sizes(), mw, nHat).theta(y, w, theta)
+	newOneWayStart(dom, mw, nHat).theta(y, w, theta)
 
 	var ms []fmeas
 	var phi [][]float64
@@ -94,7 +94,7 @@ func TestOneWayStartPotentials(t *testing.T) {
 		ms = append(ms, fmeas{set: m.Attrs, y: y[m.Offset : m.Offset+m.Cells], w: w[m.Offset]})
 		phi = append(phi, make([]float64, m.Cells))
 	}
-	newOneWayStart(dom.Sizes(), nil, nHat).potentials(ms, phi)
+	newOneWayStart(dom, nil, nHat).potentials(ms, phi)
 	for _, v := range phi[1] {
 		if v != 0 {
 			t.Errorf("the one-way table of b got potential %v: b's shares belong to the pair (a, b) only", v)
@@ -117,10 +117,11 @@ func TestOneWayStartPotentials(t *testing.T) {
 	}
 }
 
-// TestOneWayStartSmooths: an attribute whose pooled estimate is a smooth
-// profile under large noise starts at the moving average SURE prefers
-// (smoothSURE at the estimate's σ), not at the noisy estimate; the test
-// fails if the start skips the smoothing (the two differ on this draw).
+// TestOneWayStartSmooths: an ordered attribute whose pooled estimate is a
+// smooth profile under large noise starts at the moving average SURE
+// prefers (smoothSURE at the estimate's σ), not at the noisy estimate (the
+// two differ on this draw); a categorical one with the same estimate starts
+// at the estimate.
 func TestOneWayStartSmooths(t *testing.T) {
 	dom, err := universe.ParseDomain([]byte(`{"x": 12}`))
 	if err != nil {
@@ -157,10 +158,28 @@ func TestOneWayStartSmooths(t *testing.T) {
 	}
 	want, raw := logShares(smoothed), logShares(y)
 	got := make([]float64, 12)
-	newOneWayStart(dom.Sizes(), mw, 1000).theta(y, w, got)
+	newOneWayStart(dom, mw, 1000).theta(y, w, got)
 	for i := range got {
 		if math.Abs(got[i]-want[i]) > 1e-12 {
 			t.Errorf("theta[%d] = %.12f, want %.12f (unsmoothed: %.12f)", i, got[i], want[i], raw[i])
+		}
+	}
+
+	// The same numbers on a categorical attribute, whose code order means
+	// nothing, start as they are.
+	cat, err := universe.ParseDomain([]byte(`{"attributes": [{"name": "x", "type": "categorical",
+		"values": ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cw, err := query.Build(cat, &query.Spec{Families: []query.FamilySpec{{Type: "marginals", Sets: [][]string{{"x"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	newOneWayStart(cat, cw, 1000).theta(y, w, got)
+	for i := range got {
+		if math.Abs(got[i]-raw[i]) > 1e-12 {
+			t.Errorf("categorical: theta[%d] = %.12f, want the unsmoothed %.12f", i, got[i], raw[i])
 		}
 	}
 }

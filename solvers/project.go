@@ -319,7 +319,7 @@ func (s *Project) solveExplicit(ctx context.Context, p *Problem, plan *Plan) (*R
 func (s *Project) explicitFit(p *Problem, ms *measured, team *par.Team) *lsFit {
 	fit := newLSFit(ms.op, ms.y, ms.w, team)
 	if s.Setting == Tuned && ms.marginals != nil {
-		fit.startFrom(newOneWayStart(p.Workload.Domain().Sizes(), ms.marginals, ms.nHat).theta)
+		fit.startFrom(newOneWayStart(p.Workload.Domain(), ms.marginals, ms.nHat).theta)
 	} else {
 		fit.start(nil)
 	}
