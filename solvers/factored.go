@@ -980,6 +980,19 @@ func smoothCodes(attr *universe.Attribute) int {
 	return attr.Size()
 }
 
+// smoothOneWay is the one-way smoothing both fits' starts share (the
+// rounds' one-way tables, the explicit and measured fits' pooled one-way
+// estimates): smoothSURE over attr's ordered codes (smoothCodes), half-width
+// at most smoothWidth, at the noise sigma of y's values. It returns the
+// half-width chosen (0: y as it was). Post-processing.
+func smoothOneWay(y []float64, attr *universe.Attribute, sigma float64) int {
+	hmax := smoothWidth()
+	if hmax <= 0 {
+		return 0
+	}
+	return smoothSURE(y[:smoothCodes(attr)], sigma, hmax)
+}
+
 // smoothSURE replaces the noisy table y (noise σ per cell) by the
 // triangular moving average of half-width h ≤ hmax whose Stein unbiased
 // estimate of the squared error, ‖y − S_h y‖² + 2σ²·tr(S_h) − cells·σ², is

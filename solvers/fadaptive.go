@@ -62,14 +62,10 @@ func (s *Project) measureOneWays(ctx context.Context, p *Problem, plan *Plan, fi
 		if err := noisyTable(p, cnt, plan.groups[a].sigma, noisy[a]); err != nil {
 			return 0, nil, err
 		}
-		if hmax := smoothWidth(); hmax > 0 {
-			// Post-processing: the moving average SURE prefers over the
-			// ordered codes (none on tables without smooth
-			// neighbourhoods).
-			h := smoothSURE(noisy[a][:smoothCodes(dom.Attr(a))], plan.groups[a].sigma, hmax)
-			if debugRound != nil && h > 0 {
-				debugRound(fmt.Sprintf("one-way %d smoothed, half-width %d", a, h))
-			}
+		// Post-processing: the moving average SURE prefers over the ordered
+		// codes (none on tables without smooth neighbourhoods).
+		if h := smoothOneWay(noisy[a], dom.Attr(a), plan.groups[a].sigma); debugRound != nil && h > 0 {
+			debugRound(fmt.Sprintf("one-way %d smoothed, half-width %d", a, h))
 		}
 	}
 	nHat = s.nHat(p, noisy, plan.groups)

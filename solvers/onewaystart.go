@@ -32,9 +32,9 @@ import (
 // estimate is therefore smoothed along its ordered codes (smoothCodes: not
 // a categorical attribute's, never the null code) by the triangular
 // moving average whose Stein unbiased risk estimate is the lowest
-// (smoothSURE, half-width at most smoothWidth, as the factored rounds' one-way
-// tables); SURE keeps a precise profile, or one whose neighbouring values
-// are not alike, as it is. On the explicit protocols it changes only the
+// (smoothOneWay, as the factored rounds' one-way tables); SURE keeps a
+// precise profile, or one whose neighbouring values are not alike, as it
+// is. On the explicit protocols it changes only the
 // noisiest points (slid at 0.1: marginal L1 0.563 → 0.510 over 12 seeds;
 // docs/BENCHMARKS.md "Two held-out tables, more seeds, and the explicit
 // fit's start smoothed").
@@ -45,8 +45,8 @@ import (
 //
 // Privacy: it reads only the noisy measurements y (post-processing).
 type oneWayStart struct {
+	dom     *universe.Domain
 	sizes   []int
-	ordered []int            // per attribute, the codes the smoothing may average: [0, ordered[a])
 	tables  []query.Marginal // the measured marginal tables: rows [Offset, Offset+Cells) of y
 	nHat    float64
 	est     [][]float64 // scratch: per attribute, the weighted sum of its estimates
@@ -58,10 +58,7 @@ type oneWayStart struct {
 // nHat come first in y.
 func newOneWayStart(dom *universe.Domain, mw *query.Workload, nHat float64) *oneWayStart {
 	sizes := dom.Sizes()
-	o := &oneWayStart{sizes: sizes, nHat: nHat, est: make([][]float64, len(sizes)), weights: make([]float64, len(sizes))}
-	for a := range sizes {
-		o.ordered = append(o.ordered, smoothCodes(dom.Attr(a)))
-	}
+	o := &oneWayStart{dom: dom, sizes: sizes, nHat: nHat, est: make([][]float64, len(sizes)), weights: make([]float64, len(sizes))}
 	if mw != nil {
 		o.tables = mw.Marginals()
 	}
@@ -160,11 +157,9 @@ func (o *oneWayStart) add(m fmeas) {
 }
 
 // logShares turns attribute a's estimate into log-shares (in o.est[a]):
-// smoothed along its ordered codes (smoothCodes) by the triangular moving
-// average whose Stein unbiased risk estimate is the lowest (smoothSURE,
-// half-width at most smoothWidth, as the factored rounds' one-way tables;
-// none where neighbouring values are not alike), each share at least half a record,
-// 1/(2n̂), normalised.
+// smoothed at the estimate's noise as the factored rounds' one-way tables
+// are (smoothOneWay), each share at least half a record, 1/(2n̂),
+// normalised.
 func (o *oneWayStart) logShares(a int) []float64 {
 	floor := 0.5 / o.nHat
 	est := o.est[a]
@@ -175,11 +170,7 @@ func (o *oneWayStart) logShares(a int) []float64 {
 	for v := range est {
 		est[v] /= o.weights[a]
 	}
-	if hmax := smoothWidth(); hmax > 0 {
-		// The moving average SURE prefers over the ordered codes, at the
-		// estimate's noise (none on tables without smooth neighbourhoods).
-		smoothSURE(est[:o.ordered[a]], 1/math.Sqrt(o.weights[a]), hmax)
-	}
+	smoothOneWay(est, o.dom.Attr(a), 1/math.Sqrt(o.weights[a]))
 	tot := 0.0
 	for v := range est {
 		est[v] = max(est[v], floor)
