@@ -195,6 +195,12 @@ var protocols = []*Protocol{
 	rProtocol("gssvocab", "General Social Survey 1978–2016 (R package carData): 28,867 people, year, gender, "+
 		"birthplace, age and education (grouped and in years), vocabulary score, missing values as their own "+
 		"codes; all 56 3-way marginals. Held out: added after the suite's rules were settled."),
+	rProtocol("arrests", "Marijuana possession arrests in Toronto, 1997–2002 (R package carData): 5,226 arrestees, "+
+		"release with a summons, colour, year, age, sex, employment, citizenship, police database checks; all 56 "+
+		"3-way marginals. Held out: added after the suite's rules were settled."),
+	rProtocol("doctorvisits", "1977–78 Australian Health Survey (R package AER): 5,190 people, doctor visits, "+
+		"gender, age, income, illnesses, days of reduced activity, health score, five insurance and chronic-"+
+		"condition flags; all 220 3-way marginals. Held out: added after the suite's rules were settled."),
 	eventsProtocol(1), eventsProtocol(4), eventsProtocol(16), eventsProtocol(64),
 	wideProtocol(16, 2, 100_000), wideProtocol(16, 3, 100_000), wideProtocol(32, 2, 100_000), wideProtocol(32, 3, 200_000),
 	wideProtocol(64, 2, 200_000), wideProtocol(64, 3, 200_000), wideProtocol(128, 2, 200_000), wideProtocol(200, 2, 200_000),

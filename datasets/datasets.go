@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 )
 
-//go:embed adult adult-gem adult-reduced cps1988 fertility gssvocab healthins nltcs slid smokeban titanic
+//go:embed adult adult-gem adult-reduced arrests cps1988 doctorvisits fertility gssvocab healthins nltcs slid smokeban titanic
 var files embed.FS
 
 // Dataset names a shipped dataset and its files inside FS.
@@ -24,7 +24,9 @@ var All = []Dataset{
 	{"adult", "adult/adult.csv", "adult/adult-domain.json", 48842},
 	{"adult-gem", "adult-gem/adult.csv", "adult-gem/adult-domain.json", 48842},
 	{"adult-reduced", "adult-reduced/adult-reduced.csv", "adult-reduced/adult-reduced-domain.json", 48842},
+	{"arrests", "arrests/arrests.csv", "arrests/arrests-domain.json", 5226},
 	{"cps1988", "cps1988/cps1988.csv", "cps1988/cps1988-domain.json", 28155},
+	{"doctorvisits", "doctorvisits/doctorvisits.csv", "doctorvisits/doctorvisits-domain.json", 5190},
 	{"fertility", "fertility/fertility.csv.gz", "fertility/fertility-domain.json", 254654},
 	{"gssvocab", "gssvocab/gssvocab.csv", "gssvocab/gssvocab-domain.json", 28867},
 	{"healthins", "healthins/healthins.csv", "healthins/healthins-domain.json", 8802},

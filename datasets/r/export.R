@@ -35,3 +35,9 @@ out(e$SmokeBan, "datasets/smokeban", "smokeban.csv")
 
 data("GSSvocab", package = "carData", envir = e)
 out(e$GSSvocab, "datasets/gssvocab", "gssvocab.csv")
+
+data("Arrests", package = "carData", envir = e)
+out(e$Arrests, "datasets/arrests", "arrests.csv")
+
+data("DoctorVisits", package = "AER", envir = e)
+out(e$DoctorVisits, "datasets/doctorvisits", "doctorvisits.csv")
