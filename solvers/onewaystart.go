@@ -46,7 +46,7 @@ import (
 // Privacy: it reads only the noisy measurements y (post-processing).
 type oneWayStart struct {
 	dom     *universe.Domain
-	sizes   []int
+	sizes   []int            // dom.Sizes(), kept: Sizes allocates a new slice per call
 	tables  []query.Marginal // the measured marginal tables: rows [Offset, Offset+Cells) of y
 	nHat    float64
 	est     [][]float64 // scratch: per attribute, the weighted sum of its estimates

@@ -1,6 +1,6 @@
-# Exports the R-package tables shipped in datasets/ as CSV, unchanged except
-# for the column selection stated below. Run from the repository root with
-# Debian's r-cran-aer and r-cran-cardata installed:
+# Exports the R-package tables shipped in datasets/ as CSV, unchanged (every
+# column of each data set). Run from the repository root with Debian's
+# r-cran-aer and r-cran-cardata installed:
 #
 #   Rscript datasets/r/export.R
 #
@@ -17,27 +17,22 @@ out <- function(d, dir, file) {
   cat(sprintf("%s: %d rows, %d columns\n", file.path(dir, file), nrow(d), ncol(d)))
 }
 
-e <- new.env()
-data("CPS1988", package = "AER", envir = e)
-out(e$CPS1988, "datasets/cps1988", "cps1988.csv")
+# package, data set, folder (and CSV name): one row per shipped table.
+# fertility's CSV is shipped gzip-compressed: compress it after a run.
+tables <- read.table(header = TRUE, stringsAsFactors = FALSE, text = "
+package  set              folder
+AER      CPS1988          cps1988
+AER      Fertility        fertility
+AER      HealthInsurance  healthins
+carData  SLID             slid
+AER      SmokeBan         smokeban
+carData  GSSvocab         gssvocab
+carData  Arrests          arrests
+AER      DoctorVisits     doctorvisits
+")
 
-data("Fertility", package = "AER", envir = e)
-out(e$Fertility, "datasets/fertility", "fertility.csv")
-
-data("HealthInsurance", package = "AER", envir = e)
-out(e$HealthInsurance, "datasets/healthins", "healthins.csv")
-
-data("SLID", package = "carData", envir = e)
-out(e$SLID, "datasets/slid", "slid.csv")
-
-data("SmokeBan", package = "AER", envir = e)
-out(e$SmokeBan, "datasets/smokeban", "smokeban.csv")
-
-data("GSSvocab", package = "carData", envir = e)
-out(e$GSSvocab, "datasets/gssvocab", "gssvocab.csv")
-
-data("Arrests", package = "carData", envir = e)
-out(e$Arrests, "datasets/arrests", "arrests.csv")
-
-data("DoctorVisits", package = "AER", envir = e)
-out(e$DoctorVisits, "datasets/doctorvisits", "doctorvisits.csv")
+for (i in seq_len(nrow(tables))) {
+  e <- new.env()
+  data(list = tables$set[i], package = tables$package[i], envir = e)
+  out(get(tables$set[i], envir = e), file.path("datasets", tables$folder[i]), paste0(tables$folder[i], ".csv"))
+}
