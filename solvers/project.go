@@ -63,7 +63,7 @@ type Project struct {
 	Converge bool
 	// Rounds is the nominal number of select–measure–fit rounds on the
 	// factored model when the workload does not fit one model (0: the tuned
-	// rule, 2 or 4 per attribute by budget; AIM uses 16); it sets the first
+	// rule, 2, 3 or 4 per attribute by budget; AIM uses 16); it sets the first
 	// rounds' noise; budget annealing shortens the run where the model
 	// already fits, and widening lengthens it where more sets are off than
 	// the count affords. RoundIters caps each round's warm-started
