@@ -309,12 +309,12 @@ const (
 // 0.1–1, seeds 1–2). On the accuracy suite's six protocols with rounds
 // (docs/BENCHMARKS.md "Three rounds per attribute in the middle regime"),
 // 3 in the middle regime cut max error at ε = 0.5 by 12% on geometric mean
-// over 9 seeds (titanic 0.81×, wide32-2way 0.78×) for 1% of L1, and 3 at
-// ε = 0.1 or at ε = 1 lost; on nine tables the choice never saw (the rounds
-// forced, ε 0.25 and 0.5) max error fell 13% on geometric mean. It sets the rounds' first σ: annealing halves
-// it where the model already fits, and widening (rounds.widens) raises it
-// where the moves say more tables are off than the count affords. It
-// reads only public quantities.
+// over 9 seeds (titanic 0.81×, wide32-2way 0.78×) for 1% of L1, while 3 at
+// ε = 0.1 or at ε = 1 lost; on nine tables the choice never saw (the
+// rounds forced, ε 0.25 and 0.5) it cut max error by 13%. It sets the
+// rounds' first σ: annealing halves it where the model already fits, and
+// widening (rounds.widens) raises it where the moves say more tables are
+// off than the count affords. It reads only public quantities.
 func tunedRounds(d int, rho float64) int {
 	switch {
 	case rho < midRho:

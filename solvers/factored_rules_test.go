@@ -336,3 +336,29 @@ func TestSmoothCodes(t *testing.T) {
 		t.Errorf("smoothCodes(encoded x) = %d, want 7", got)
 	}
 }
+
+// TestTunedRounds: the nominal count rises with the budget, 2, 3 and 4
+// rounds per attribute below, in and above the middle regime, and the
+// middle regime is where midBudget says.
+func TestTunedRounds(t *testing.T) {
+	for _, c := range []struct {
+		rho  float64
+		want int
+		mid  bool
+	}{
+		{1e-5, 20, false},
+		{0.999e-3, 20, false},
+		{1e-3, 30, true},
+		{3.95e-3, 30, true}, // ε = 0.5 at δ = 1e-9
+		{4.999e-3, 30, true},
+		{5e-3, 40, false},
+		{0.015, 40, false}, // ε = 1
+	} {
+		if got := tunedRounds(10, c.rho); got != c.want {
+			t.Errorf("tunedRounds(10, %g) = %d, want %d", c.rho, got, c.want)
+		}
+		if got := midBudget(c.rho); got != c.mid {
+			t.Errorf("midBudget(%g) = %v, want %v", c.rho, got, c.mid)
+		}
+	}
+}
