@@ -317,12 +317,12 @@ const (
 // off than the count affords. It reads only public quantities.
 func tunedRounds(d int, rho float64) int {
 	switch {
-	case rho < midRho:
-		return 2 * d
-	case rho < fourRoundsRho:
+	case rho >= fourRoundsRho:
+		return 4 * d
+	case midBudget(rho):
 		return 3 * d
 	}
-	return 4 * d
+	return 2 * d
 }
 
 // maxFits bounds the model fits of the adaptive rounds: past maxFits
