@@ -272,25 +272,29 @@ func TestEstimateWide(t *testing.T) {
 // where they score no more marginals of three or more attributes than the
 // calibration releases did (all 2-way on 64 columns; all 3-way on 24), and
 // reaches ×10 past them (all 3-way on 64 columns: 41,664 sets), saying
-// why.
+// why. On a small table with rounds (16 columns, all 2-way, 200 rows) the top is the
+// estimate plus the bound on the fits' passes over the model
+// (roundsModelBound: 4 nominal rounds per attribute at ε = 1, one selection
+// a fit, the default 32 MiB cap), above ×6.
 func TestEstimateRange(t *testing.T) {
 	for _, tt := range []struct {
-		cols, order int
-		high        float64
+		cols, order, rows int
+		high              float64 // 0: the bound's
 	}{
-		{6, 2, 3},
-		{64, 2, 6},
-		{24, 3, 6},
-		{64, 3, 10},
+		{6, 2, 20000, 3},
+		{64, 2, 20000, 6},
+		{24, 3, 20000, 6},
+		{64, 3, 20000, 10},
+		{16, 2, 200, 0},
 	} {
 		cfg := dryCfg(t)
 		cfg.Neighbours = solvers.AddRemove
 		cfg.Domain = wideDomain(t, tt.cols, 4)
 		cfg.Marginals = tt.order
-		// 20,000 rows of codes: the dry run guesses n from the size only.
+		// Rows of codes: the dry run guesses n from the size only.
 		cfg.Data = filepath.Join(t.TempDir(), "wide.csv")
 		row := strings.Repeat("1,", tt.cols-1) + "1\n"
-		if err := os.WriteFile(cfg.Data, []byte(strings.Repeat(row, 20000)), 0o600); err != nil {
+		if err := os.WriteFile(cfg.Data, []byte(strings.Repeat(row, tt.rows)), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		p, err := DryRun(context.Background(), cfg)
@@ -301,14 +305,44 @@ func TestEstimateRange(t *testing.T) {
 		if !(tm.Seconds > 0) {
 			t.Fatalf("DryRun(%d columns, %d-way) = no estimate (%+v)", tt.cols, tt.order, tm)
 		}
-		if hi, lo := tm.High/tm.Seconds, tm.Seconds/tm.Low; math.Abs(hi-tt.high) > 1e-9 || math.Abs(lo-3) > 1e-9 {
-			t.Errorf("DryRun(%d columns, %d-way) range = ÷%g to ×%g, want ÷3 to ×%g", tt.cols, tt.order, lo, hi, tt.high)
+		high := tt.high
+		if high == 0 {
+			bound := roundsModelBound(map[string]float64{"rounds_nominal": float64(4 * tt.cols), "batch": 1, "max_model_bytes": 32 << 20})
+			high = 1 + bound/tm.Seconds
+			if high <= roundsSpread {
+				t.Fatalf("DryRun(%d columns, %d rows): bound %g s within ×%g of the estimate %g s: the case tests nothing", tt.cols, tt.rows, bound, roundsSpread, tm.Seconds)
+			}
 		}
-		if widened := strings.Contains(tm.Method, "widened"); widened != (tt.high > roundsSpread) {
-			t.Errorf("DryRun(%d columns, %d-way) method = %q, want widened %v", tt.cols, tt.order, tm.Method, tt.high > roundsSpread)
+		if hi, lo := tm.High/tm.Seconds, tm.Seconds/tm.Low; math.Abs(hi-high) > 1e-9 || math.Abs(lo-3) > 1e-9 {
+			t.Errorf("DryRun(%d columns, %d-way) range = ÷%g to ×%g, want ÷3 to ×%g", tt.cols, tt.order, lo, hi, high)
 		}
-		if raised := strings.Contains(tm.Method, "raised to"); raised != (tt.high > timeSpread) {
-			t.Errorf("DryRun(%d columns, %d-way) method = %q, want the rounds' range raised: %v", tt.cols, tt.order, tm.Method, tt.high > timeSpread)
+		if widened := strings.Contains(tm.Method, "widened"); widened != (tt.high == extrapolatedSpread) {
+			t.Errorf("DryRun(%d columns, %d-way) method = %q, want widened %v", tt.cols, tt.order, tm.Method, tt.high == extrapolatedSpread)
+		}
+		if raised := strings.Contains(tm.Method, "raised to"); raised != (high > timeSpread) {
+			t.Errorf("DryRun(%d columns, %d-way) method = %q, want the rounds' range raised: %v", tt.cols, tt.order, tm.Method, high > timeSpread)
+		}
+		if bounded := strings.Contains(tm.Method, "and to the estimate plus"); bounded != (tt.high == 0) {
+			t.Errorf("DryRun(%d columns, %d-way) method = %q, want the model's bound stated: %v", tt.cols, tt.order, tm.Method, tt.high == 0)
+		}
+	}
+}
+
+// TestRoundsModelBound: every nominal fit and the one-way fit, 130 passes
+// each over half the cap at 1.2 ns a cell.
+func TestRoundsModelBound(t *testing.T) {
+	for _, tt := range []struct {
+		nominal, batch, capBytes float64
+		want                     float64
+	}{
+		{36, 1, 32 << 20, 37 * 130 * (32 << 20) / 16 * 1.2e-9},
+		{128, 2, 32 << 20, 65 * 130 * (32 << 20) / 16 * 1.2e-9},
+		{129, 0, 16 << 20, 130 * 130 * (16 << 20) / 16 * 1.2e-9}, // batch 0 reads as 1
+		{800, 13, 8 << 20, 63 * 130 * (8 << 20) / 16 * 1.2e-9},   // ⌈800/13⌉ = 62 fits
+	} {
+		p := map[string]float64{"rounds_nominal": tt.nominal, "batch": tt.batch, "max_model_bytes": tt.capBytes}
+		if got := roundsModelBound(p); math.Abs(got-tt.want) > 1e-9*tt.want {
+			t.Errorf("roundsModelBound(%v) = %g, want %g", p, got, tt.want)
 		}
 	}
 }

@@ -90,6 +90,20 @@ const (
 	// wide128-2way 3.1×, wide200-2way 2.6× (docs/BENCHMARKS.md). The
 	// factor states uncertainty, it changes no release.
 	roundsSpread = 6.0
+	// The rounds' fits run belief propagation over the model, whose size
+	// the data decide (titanic at ε = 0.5 grew it to 1.8 million cells,
+	// at ε = 1 to 0.3 million), within the cap's schedule: a selection
+	// keeps the model under the cap times the share of ρ spent. The top
+	// of the range adds a bound on that work: every nominal fit (and the
+	// one-way fit) at evalsPerFit loss evaluations, each a pass over a
+	// model of half the cap on average, at secPerModelCellEval.
+	// evalsPerFit: 100 steps a fit, 1.27–1.29 evaluations a step on the
+	// suite's releases with rounds; secPerModelCellEval: the solve time
+	// left by the candidates' term over the evaluations and the final
+	// model's cells on titanic at ε = 0.5 (0.6·10⁻⁹) and wide32-2way at
+	// ε = 1 (0.5·10⁻⁹), doubled for a model that grows over the fits.
+	evalsPerFit         = 130.0
+	secPerModelCellEval = 1.2e-9
 )
 
 // timeInputs are what the time model reads: the public plan and workload,
@@ -170,12 +184,25 @@ func estimateTime(in timeInputs) PreviewTime {
 	if rounds {
 		t.High = t.Seconds * roundsSpread
 		t.Method += fmt.Sprintf(", raised to ×%g for the adaptive rounds: the estimate counts half their nominal fits, but where more sets are off than the rounds left afford their σ is raised and they run to the nominal count or past it (wide64-2way at ε = 0.5 took 3.5× the estimate)", roundsSpread)
+		if bp := roundsModelBound(in.plan.Params); t.Seconds+bp > t.High {
+			t.High = t.Seconds + bp
+			t.Method += fmt.Sprintf(", and to the estimate plus %.3g s: how large the rounds grow the model depends on the data, and every fit's passes over a model within the cap's schedule (half the cap on average) bound that work (titanic at ε = 0.5 took 8× the estimate)", bp)
+		}
 	}
 	if high := highOrderSets(in.wl); rounds && high > calibratedHighSets {
-		t.High = t.Seconds * extrapolatedSpread
+		t.High = max(t.High, t.Seconds*extrapolatedSpread)
 		t.Method += fmt.Sprintf(", widened to ×%g: the rounds score %d marginals of three or more attributes, past the %d of the largest calibration release, against a model that grows with the rounds (on the one such release measured, 64 columns with all 3-way marginals, the estimate was 1.5× the time)", extrapolatedSpread, high, calibratedHighSets)
 	}
 	return t
+}
+
+// roundsModelBound bounds the time the rounds' fits spend in belief
+// propagation: every nominal fit and the one-way fit, evalsPerFit passes
+// each over a model of half the cap (params max_model_bytes: 8 bytes a
+// cell), the cap's schedule on average over the rounds.
+func roundsModelBound(params map[string]float64) float64 {
+	fits := math.Ceil(params["rounds_nominal"]/max(params["batch"], 1)) + 1
+	return fits * evalsPerFit * params["max_model_bytes"] / 8 / 2 * secPerModelCellEval
 }
 
 // highOrderSets counts the workload's marginals of three or more
