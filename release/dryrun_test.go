@@ -272,10 +272,10 @@ func TestEstimateWide(t *testing.T) {
 // where they score no more marginals of three or more attributes than the
 // calibration releases did (all 2-way on 64 columns; all 3-way on 24), and
 // reaches ×10 past them (all 3-way on 64 columns: 41,664 sets), saying
-// why. On a small table with rounds (16 columns, all 2-way, 200 rows) the top is the
-// estimate plus the bound on the fits' passes over the model
-// (roundsModelBound: 4 nominal rounds per attribute at ε = 1, one selection
-// a fit, the default 32 MiB cap), above ×6.
+// why. On a small table with rounds (16 columns, all 2-way, 200 rows) the
+// top is the estimate plus the bound on the fits' passes over the model
+// (roundsModelBound: 4 nominal rounds per attribute at ε = 1, one
+// selection a fit, the default 32 MiB cap), above ×6.
 func TestEstimateRange(t *testing.T) {
 	for _, tt := range []struct {
 		cols, order, rows int
