@@ -201,8 +201,13 @@ func estimateTime(in timeInputs) PreviewTime {
 // each over a model of half the cap (params max_model_bytes: 8 bytes a
 // cell), the cap's schedule on average over the rounds.
 func roundsModelBound(params map[string]float64) float64 {
-	fits := math.Ceil(params["rounds_nominal"]/max(params["batch"], 1)) + 1
-	return fits * evalsPerFit * params["max_model_bytes"] / 8 / 2 * secPerModelCellEval
+	return (nominalFits(params) + 1) * evalsPerFit * params["max_model_bytes"] / 8 / 2 * secPerModelCellEval
+}
+
+// nominalFits is the rounds' nominal number of fits: the nominal rounds in
+// batches of the plan's batch size.
+func nominalFits(params map[string]float64) float64 {
+	return math.Ceil(params["rounds_nominal"] / max(params["batch"], 1))
 }
 
 // highOrderSets counts the workload's marginals of three or more
@@ -225,10 +230,9 @@ func solveTime(in timeInputs, n, k, S float64) (float64, string) {
 	p := in.plan.Params
 	switch {
 	case in.model == solvers.Factored && p["rounds_nominal"] > 0:
-		rounds, batch := p["rounds_nominal"], max(p["batch"], 1)
 		c, cells := p["candidates"], p["candidate_cells"]
-		fits := fitShare * math.Ceil(rounds/batch)
-		perAttr := rounds / float64(in.dom.Len())
+		fits := fitShare * nominalFits(p)
+		perAttr := p["rounds_nominal"] / float64(in.dom.Len())
 		perFit := secPerCandidate*c*math.Pow(perAttr/4, roundsPower)*math.Pow(cells/c/candidateRefCells, cellsPower) + secPerCandCell*cells
 		return fits * perFit, "cost model: about half the nominal fits, each scoring every candidate set against the model (per candidate, per candidate cell)"
 	case in.model == solvers.Factored:
