@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 )
 
-//go:embed adult adult-gem adult-reduced arrests cps1988 doctorvisits fertility gssvocab healthins nltcs slid smokeban titanic
+//go:embed adult adult-gem adult-reduced arrests cps1988 doctorvisits fertility gssvocab healthins hmda nltcs slid smokeban titanic wvs
 var files embed.FS
 
 // Dataset names a shipped dataset and its files inside FS.
@@ -30,10 +30,12 @@ var All = []Dataset{
 	{"fertility", "fertility/fertility.csv.gz", "fertility/fertility-domain.json", 254654},
 	{"gssvocab", "gssvocab/gssvocab.csv", "gssvocab/gssvocab-domain.json", 28867},
 	{"healthins", "healthins/healthins.csv", "healthins/healthins-domain.json", 8802},
+	{"hmda", "hmda/hmda.csv", "hmda/hmda-domain.json", 2380},
 	{"nltcs", "nltcs/nltcs.csv", "nltcs/nltcs-domain.json", 21574},
 	{"slid", "slid/slid.csv", "slid/slid-domain.json", 7425},
 	{"smokeban", "smokeban/smokeban.csv", "smokeban/smokeban-domain.json", 10000},
 	{"titanic", "titanic/titanic.csv", "titanic/titanic-domain.json", 1304},
+	{"wvs", "wvs/wvs.csv", "wvs/wvs-domain.json", 5381},
 }
 
 // FS holds the dataset files.

@@ -6,7 +6,7 @@
 // adult-reduced, nltcs, titanic) are pre-encoded CSVs (integer codes, header
 // row) with a domain in the {"attr": size} shorthand. The tables exported from
 // R packages (arrests, cps1988, doctorvisits, fertility, gssvocab, healthins,
-// slid, smokeban) keep
+// hmda, slid, smokeban, wvs) keep
 // their values as the package prints them, with a full-form domain written
 // from the package's documentation, not from the data (r/export.R exports
 // them; fertility is gzip-compressed). Sources, licences and counts are in

@@ -29,6 +29,8 @@ AER      SmokeBan         smokeban
 carData  GSSvocab         gssvocab
 carData  Arrests          arrests
 AER      DoctorVisits     doctorvisits
+AER      HMDA             hmda
+carData  WVS              wvs
 ")
 
 for (i in seq_len(nrow(tables))) {
