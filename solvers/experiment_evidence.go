@@ -79,9 +79,15 @@ var variantKeys = map[string]func(*experiment, float64){
 
 // settingKeys set Project's exported settings.
 var settingKeys = map[string]func(*Project, float64){
-	"rounds":    func(p *Project, f float64) { p.Rounds = int(f) },
-	"riters":    func(p *Project, f float64) { p.RoundIters = int(f) },
-	"order":     func(p *Project, f float64) { p.Orders = []int{int(f)} },
+	"rounds": func(p *Project, f float64) { p.Rounds = int(f) },
+	"riters": func(p *Project, f float64) { p.RoundIters = int(f) },
+	"order": func(p *Project, f float64) {
+		// One order, or several as digits (123: orders 1, 2 and 3).
+		p.Orders = nil
+		for _, c := range strconv.Itoa(int(f)) {
+			p.Orders = append(p.Orders, int(c-'0'))
+		}
+	},
 	"threshold": func(p *Project, f float64) { p.Threshold = f },
 }
 
