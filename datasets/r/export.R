@@ -31,6 +31,8 @@ carData  Arrests          arrests
 AER      DoctorVisits     doctorvisits
 AER      HMDA             hmda
 carData  WVS              wvs
+AER      CollegeDistance  collegedistance
+AER      CPSSW8           cpssw8
 ")
 
 for (i in seq_len(nrow(tables))) {
