@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 )
 
-//go:embed adult adult-gem adult-reduced arrests collegedistance cps1988 cpssw8 doctorvisits fertility gssvocab healthins hmda nltcs slid smokeban titanic wvs
+//go:embed adult adult-gem adult-reduced arrests beps collegedistance cps1988 cpssw8 doctorvisits fertility gssvocab healthins hmda nltcs slid smokeban titanic wvs
 var files embed.FS
 
 // Dataset names a shipped dataset and its files inside FS.
@@ -25,6 +25,7 @@ var All = []Dataset{
 	{"adult-gem", "adult-gem/adult.csv", "adult-gem/adult-domain.json", 48842},
 	{"adult-reduced", "adult-reduced/adult-reduced.csv", "adult-reduced/adult-reduced-domain.json", 48842},
 	{"arrests", "arrests/arrests.csv", "arrests/arrests-domain.json", 5226},
+	{"beps", "beps/beps.csv", "beps/beps-domain.json", 1525},
 	{"collegedistance", "collegedistance/collegedistance.csv", "collegedistance/collegedistance-domain.json", 4739},
 	{"cps1988", "cps1988/cps1988.csv", "cps1988/cps1988-domain.json", 28155},
 	{"cpssw8", "cpssw8/cpssw8.csv", "cpssw8/cpssw8-domain.json", 61395},

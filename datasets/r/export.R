@@ -33,6 +33,7 @@ AER      HMDA             hmda
 carData  WVS              wvs
 AER      CollegeDistance  collegedistance
 AER      CPSSW8           cpssw8
+carData  BEPS             beps
 ")
 
 for (i in seq_len(nrow(tables))) {
