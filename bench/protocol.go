@@ -214,6 +214,10 @@ var protocols = []*Protocol{
 	rProtocol("cpssw8", "Current Population Survey (R package AER, Stock and Watson's CPSSW8): 61,395 full-time "+
 		"workers aged 21–64, hourly earnings, gender, age, region, years of education; all 10 3-way marginals. Held "+
 		"out: added after the suite's rules were settled."),
+	rProtocol("beps", "British Election Panel Study 1997–2001 (R package carData): 1,525 voters, party choice, age, "+
+		"assessments of national and household economic conditions and of the three party leaders, attitude to "+
+		"European integration, political knowledge, gender; all 120 3-way marginals. Held out: added after the "+
+		"suite's rules were settled."),
 	eventsProtocol(1), eventsProtocol(4), eventsProtocol(16), eventsProtocol(64),
 	wideProtocol(16, 2, 100_000), wideProtocol(16, 3, 100_000), wideProtocol(32, 2, 100_000), wideProtocol(32, 3, 200_000),
 	wideProtocol(64, 2, 200_000), wideProtocol(64, 3, 200_000), wideProtocol(128, 2, 200_000), wideProtocol(200, 2, 200_000),
@@ -240,9 +244,9 @@ var suiteEpsilons = []float64{0.1, 0.5, 1}
 // {0.1, 0.5, 1}, δ = 1e-9, 3 seeds. Rules of the solvers are judged on the
 // whole suite, not on one of its tables. smokeban and gssvocab joined after
 // the rules were settled, as held-out tables, and arrests and doctorvisits
-// later, the same way, then hmda and wvs, then collegedistance and cpssw8.
+// later, the same way, then hmda and wvs, then collegedistance and cpssw8, then beps.
 var SuiteProtocols = []string{"adult", "titanic", "nltcs", "adult-reduced", "cps1988", "fertility", "healthins", "slid",
-	"smokeban", "gssvocab", "arrests", "doctorvisits", "hmda", "wvs", "collegedistance", "cpssw8", "wide16-3way", "wide32-2way"}
+	"smokeban", "gssvocab", "arrests", "doctorvisits", "hmda", "wvs", "collegedistance", "cpssw8", "beps", "wide16-3way", "wide32-2way"}
 
 // rProtocol is a table exported from an R package (package datasets), all
 // 3-way marginals on the suite's grid.
