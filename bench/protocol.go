@@ -157,8 +157,8 @@ var protocols = []*Protocol{
 		Epsilons:   grid5, Delta: 1e-9, Seeds: 5,
 		Note: "The data is restricted to these 9 attributes (the full 13-attribute universe has 5.9e11 cells) so " +
 			"that the figures stay comparable with the earlier explicit runs; the 64 marginals are drawn from their " +
-			"84 3-way marginals. The universe (4.5e6 cells) is above the explicit model's limit for --model auto " +
-			"(2^22 cells), so project runs it on the factored model.",
+			"84 3-way marginals. The universe (4.5e6 cells) is within the explicit model's limit for --model auto " +
+			"(2^23 cells), so project runs it on the explicit model.",
 	},
 	{
 		Name: "adult", Dataset: "adult", Marginals: 3,
