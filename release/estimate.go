@@ -53,14 +53,15 @@ func ParseModelChoice(s string) (ModelChoice, error) {
 // explicit model when the factored one can serve the solver. A release on
 // the explicit model passes over every cell at every step of its fit, so
 // its time grows with the universe: adult-reduced (336,000 cells) about a
-// second, healthins (2.15·10^6) 2–3 s, adult-gem (4.5·10^6, 48,842 rows) 5–14
-// s, beps (1.4·10^7 cells, 1,525 rows) 8–10 s against 0.3–0.5 s on the
-// factored model, where AIM takes 1.5–3 minutes: above 2^23 cells (about 5 s)
-// an explicit release no longer keeps to a twentieth of AIM's time on tables
-// of ten or so attributes, and on beps the factored release is as accurate
-// (docs/BENCHMARKS.md, "One more held-out table: beps"). adult-gem stays
-// explicit, where its max error is half the factored model's. titanic (8.9·10^7
-// cells) took a minute and 7 GB explicitly.
+// second, healthins (2.15·10^6) 2–3 s, adult-gem (4.5·10^6, 48,842 rows)
+// 5–14 s, beps (1.4·10^7 cells, 1,525 rows) 8–10 s against 0.3–0.5 s on
+// the factored model, where AIM takes 1.5–3 minutes. Above 2^23 cells
+// (about 5 s) an explicit release no longer keeps to a twentieth of AIM's
+// time on tables of ten or so attributes, and the factored release is as
+// accurate on beps and more so on gssvocab (2.1·10^7 cells;
+// docs/BENCHMARKS.md, "One more held-out table: beps"). adult-gem stays
+// explicit, where its max error is half the factored model's. titanic
+// (8.9·10^7 cells) took a minute and 7 GB explicitly.
 const AutoExplicitCells = 1 << 23
 
 // explicitBytesPerCell is every buffer an explicit release holds per universe
