@@ -183,3 +183,56 @@ func TestOneWayStartSmooths(t *testing.T) {
 		}
 	}
 }
+
+// TestOneWayStartShadowKeepsHalfWidth: SURE's shadow fit starts again from
+// its perturbed measurements with the same oneWayStart, and must smooth at
+// the half-width the main start chose, not choose again: a different
+// choice is a jump of the start that the probe reads as a divergence (on
+// healthins at ε = 0.1 one such jump held SURE's running-maximum
+// divergence high along the whole path, and the fit overfitted for 2,000
+// steps). Here the second measurements are a rough profile on which SURE
+// alone would keep h = 0; the start must still smooth them at the first
+// start's h.
+func TestOneWayStartShadowKeepsHalfWidth(t *testing.T) {
+	dom, err := universe.ParseDomain([]byte(`{"x": 12}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mw, err := query.Build(dom, &query.Spec{Families: []query.FamilySpec{{Type: "marginals", Sets: [][]string{{"x"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const sigma = 0.03
+	r := rand.New(rand.NewPCG(3, 4))
+	y, rough, w := make([]float64, 12), make([]float64, 12), make([]float64, 12)
+	for i := range y {
+		bump := math.Exp(-float64((i-5)*(i-5)) / 8)
+		y[i] = bump/4.4 + sigma*r.NormFloat64()
+		rough[i] = 0.02 + 0.14*float64(i%2) // alternating: no smoothing pays
+		w[i] = 1 / (sigma * sigma)
+	}
+	h := smoothSURE(append([]float64(nil), y...), sigma, smoothWidth())
+	if h == 0 {
+		t.Fatal("smoothSURE kept the first profile: the draw does not test the half-width")
+	}
+	if h2 := smoothSURE(append([]float64(nil), rough...), sigma, smoothWidth()); h2 == h {
+		t.Fatalf("smoothSURE chose h = %d on both profiles: the second does not test the reuse", h)
+	}
+	o := newOneWayStart(dom, mw, 1000)
+	got := make([]float64, 12)
+	o.theta(y, w, got)
+	o.theta(rough, w, got)
+	sm, _ := smoothTri(rough, h, nil)
+	want := make([]float64, 12)
+	tot := 0.0
+	for i, v := range sm {
+		want[i] = max(v, 0.5/1000)
+		tot += want[i]
+	}
+	for i := range want {
+		want[i] = math.Log(want[i] / tot)
+		if math.Abs(got[i]-want[i]) > 1e-12 {
+			t.Errorf("second start: theta[%d] = %.12f, want %.12f (the rough profile smoothed at the first start's h = %d)", i, got[i], want[i], h)
+		}
+	}
+}
