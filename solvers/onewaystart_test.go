@@ -117,46 +117,58 @@ func TestOneWayStartPotentials(t *testing.T) {
 	}
 }
 
+// smoothProfile is the smoothing tests' table: one ordered attribute of 12
+// values measured alone, whose estimate is a smooth bump under noise of σ =
+// 0.03 of the rows per value (against shares of about 1/12), with its
+// weights 1/σ².
+func smoothProfile(t *testing.T) (dom *universe.Domain, mw *query.Workload, y, w []float64, sigma float64) {
+	t.Helper()
+	dom, err := universe.ParseDomain([]byte(`{"x": 12}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mw, err = query.Build(dom, &query.Spec{Families: []query.FamilySpec{{Type: "marginals", Sets: [][]string{{"x"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sigma = 0.03
+	r := rand.New(rand.NewPCG(3, 4))
+	y, w = make([]float64, 12), make([]float64, 12)
+	for i := range y {
+		bump := math.Exp(-float64((i-5)*(i-5)) / 8)
+		y[i] = bump/4.4 + sigma*r.NormFloat64()
+		w[i] = 1 / (sigma * sigma)
+	}
+	return dom, mw, y, w, sigma
+}
+
+// floorLogShares is the start's log-shares of an estimate worked by hand:
+// each share at least half a record of n̂ = 1000, normalised.
+func floorLogShares(est []float64) []float64 {
+	out := make([]float64, len(est))
+	tot := 0.0
+	for i, v := range est {
+		out[i] = max(v, 0.5/1000)
+		tot += out[i]
+	}
+	for i := range out {
+		out[i] = math.Log(out[i] / tot)
+	}
+	return out
+}
+
 // TestOneWayStartSmooths: an ordered attribute whose pooled estimate is a
 // smooth profile under large noise starts at the moving average SURE
 // prefers (smoothSURE at the estimate's σ), not at the noisy estimate (the
 // two differ on this draw); a categorical one with the same estimate starts
 // at the estimate.
 func TestOneWayStartSmooths(t *testing.T) {
-	dom, err := universe.ParseDomain([]byte(`{"x": 12}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mw, err := query.Build(dom, &query.Spec{Families: []query.FamilySpec{{Type: "marginals", Sets: [][]string{{"x"}}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	const sigma = 0.03 // in fractions: a share's noise, against shares of about 1/12
-	r := rand.New(rand.NewPCG(3, 4))
-	y := make([]float64, 12)
-	w := make([]float64, 12)
-	for i := range y {
-		bump := math.Exp(-float64((i-5)*(i-5)) / 8)
-		y[i] = bump/4.4 + sigma*r.NormFloat64()
-		w[i] = 1 / (sigma * sigma)
-	}
-	logShares := func(est []float64) []float64 {
-		out := make([]float64, len(est))
-		tot := 0.0
-		for i, v := range est {
-			out[i] = max(v, 0.5/1000)
-			tot += out[i]
-		}
-		for i := range out {
-			out[i] = math.Log(out[i] / tot)
-		}
-		return out
-	}
+	dom, mw, y, w, sigma := smoothProfile(t)
 	smoothed := append([]float64(nil), y...)
 	if h := smoothSURE(smoothed, sigma, smoothWidth()); h == 0 {
 		t.Fatal("smoothSURE kept the noisy profile: the draw does not test the smoothing")
 	}
-	want, raw := logShares(smoothed), logShares(y)
+	want, raw := floorLogShares(smoothed), floorLogShares(y)
 	got := make([]float64, 12)
 	newOneWayStart(dom, mw, 1000).theta(y, w, got)
 	for i := range got {
@@ -194,22 +206,10 @@ func TestOneWayStartSmooths(t *testing.T) {
 // alone would keep h = 0; the start must still smooth them at the first
 // start's h.
 func TestOneWayStartShadowKeepsHalfWidth(t *testing.T) {
-	dom, err := universe.ParseDomain([]byte(`{"x": 12}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mw, err := query.Build(dom, &query.Spec{Families: []query.FamilySpec{{Type: "marginals", Sets: [][]string{{"x"}}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	const sigma = 0.03
-	r := rand.New(rand.NewPCG(3, 4))
-	y, rough, w := make([]float64, 12), make([]float64, 12), make([]float64, 12)
-	for i := range y {
-		bump := math.Exp(-float64((i-5)*(i-5)) / 8)
-		y[i] = bump/4.4 + sigma*r.NormFloat64()
+	dom, mw, y, w, sigma := smoothProfile(t)
+	rough := make([]float64, 12)
+	for i := range rough {
 		rough[i] = 0.02 + 0.14*float64(i%2) // alternating: no smoothing pays
-		w[i] = 1 / (sigma * sigma)
 	}
 	h := smoothSURE(append([]float64(nil), y...), sigma, smoothWidth())
 	if h == 0 {
@@ -223,14 +223,8 @@ func TestOneWayStartShadowKeepsHalfWidth(t *testing.T) {
 	o.theta(y, w, got)
 	o.theta(rough, w, got)
 	sm, _ := smoothTri(rough, h, nil)
-	want := make([]float64, 12)
-	tot := 0.0
-	for i, v := range sm {
-		want[i] = max(v, 0.5/1000)
-		tot += want[i]
-	}
+	want := floorLogShares(sm)
 	for i := range want {
-		want[i] = math.Log(want[i] / tot)
 		if math.Abs(got[i]-want[i]) > 1e-12 {
 			t.Errorf("second start: theta[%d] = %.12f, want %.12f (the rough profile smoothed at the first start's h = %d)", i, got[i], want[i], h)
 		}
