@@ -4,7 +4,8 @@
 // file, a markdown summary and SVG plots of error against ε.
 //
 // A grid is made of protocols (Protocols, LookupProtocol): a shipped dataset
-// (package datasets), optionally restricted to some of its attributes, a
+// (package datasets), optionally restricted to some of its attributes or
+// sampled to some of its rows (NAME@ROWS), a
 // marginal workload, an ε grid, δ and a number of seeds. The universe need
 // not fit a dense vector: each release picks its model (--model auto:
 // explicit for small universes, the factored junction-tree model beyond), so

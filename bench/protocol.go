@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/dpsynth/synth/datasets"
@@ -60,6 +63,13 @@ type Protocol struct {
 	// wide table (WriteWide, seed WideSeed) of that many columns and
 	// WideRows rows (Dataset names it "wide").
 	Wide, WideRows int
+	// Rows, when positive, releases a random sample of that many of the
+	// dataset's rows instead of all of them, drawn without replacement
+	// with RowsSeed (a benchmark's public sample, not privacy randomness):
+	// the protocol NAME@ROWS or NAME@ROWS:SEED (LookupProtocol), a table of
+	// another size that no rule was tuned on. It has no references.
+	Rows     int
+	RowsSeed uint64
 }
 
 // EventsSeed fixes the event protocols' generated table.
@@ -296,14 +306,59 @@ func ProtocolNames() []string {
 	return names
 }
 
-// LookupProtocol returns the built-in protocol called name.
+// LookupProtocol returns the built-in protocol called name, or, for
+// NAME@ROWS or NAME@ROWS:SEED, protocol NAME on a random sample of ROWS of
+// its dataset's rows (Protocol.Rows; SEED 1 when not given) without its
+// references.
 func LookupProtocol(name string) (*Protocol, error) {
+	if base, spec, ok := strings.Cut(name, "@"); ok {
+		return sampledProtocol(base, spec)
+	}
 	for _, p := range protocols {
 		if p.Name == name {
 			return p, nil
 		}
 	}
-	return nil, &ConfigError{Msg: fmt.Sprintf("unknown protocol %q (want one of %s)", name, strings.Join(ProtocolNames(), ", "))}
+	return nil, &ConfigError{Msg: fmt.Sprintf("unknown protocol %q (want one of %s, or NAME@ROWS for a sample of its rows)", name, strings.Join(ProtocolNames(), ", "))}
+}
+
+// sampledProtocol returns protocol base on a sample of the rows that spec
+// ("ROWS" or "ROWS:SEED") asks for.
+func sampledProtocol(base, spec string) (*Protocol, error) {
+	p, err := LookupProtocol(base)
+	if err != nil {
+		return nil, err
+	}
+	if p.Events > 0 || p.Wide > 0 {
+		return nil, configErrorf("protocol %s@%s: %s is a generated table; a sample of rows is for the shipped datasets", base, spec, base)
+	}
+	rowsText, seedText, hasSeed := strings.Cut(spec, ":")
+	rows, err := strconv.Atoi(rowsText)
+	if err != nil || rows <= 0 {
+		return nil, configErrorf("protocol %s@%s: ROWS must be a positive integer (NAME@ROWS or NAME@ROWS:SEED)", base, spec)
+	}
+	ds, err := datasets.Lookup(p.Dataset)
+	if err != nil {
+		return nil, err
+	}
+	if rows > ds.Rows {
+		return nil, configErrorf("protocol %s@%s: dataset %s has %d rows", base, spec, p.Dataset, ds.Rows)
+	}
+	seed := uint64(1)
+	if hasSeed {
+		if seed, err = strconv.ParseUint(seedText, 10, 64); err != nil {
+			return nil, configErrorf("protocol %s@%s: SEED must be a non-negative integer", base, spec)
+		}
+	}
+	q := *p
+	q.Name = fmt.Sprintf("%s@%d", base, rows)
+	if seed != 1 {
+		q.Name += fmt.Sprintf(":%d", seed)
+	}
+	q.Rows, q.RowsSeed = rows, seed
+	q.References, q.ReferenceNote, q.Versus = nil, "", ""
+	q.Note = fmt.Sprintf("%s, on a random sample of %d of its %d rows (seed %d; a benchmark's sample, not private).", base, rows, ds.Rows, seed)
+	return &q, nil
 }
 
 // WorkloadName is the protocol's workload as the CSV names it, e.g. "3-way"
@@ -350,7 +405,11 @@ func (p *Protocol) Shape() (*Shape, error) {
 		return nil, err
 	}
 	k, _ := dom.Size() // 0 when it overflows
-	return &Shape{Attributes: dom.Names(), K: k, Cells: dom.SizeBig(), Marginals: len(wl.Marginals()), M: wl.M(), N: ds.Rows}, nil
+	n := ds.Rows
+	if p.Rows > 0 {
+		n = p.Rows
+	}
+	return &Shape{Attributes: dom.Names(), K: k, Cells: dom.SizeBig(), Marginals: len(wl.Marginals()), M: wl.M(), N: n}, nil
 }
 
 // domain returns the protocol's domain: the dataset's, restricted to
@@ -396,7 +455,8 @@ func (p *Protocol) workload(dom *universe.Domain) (*query.Workload, error) {
 
 // Prepare writes the protocol's data and domain files into dir and returns
 // their paths: the shipped files, or, with Attributes, a CSV of the chosen
-// columns and a shorthand domain of their sizes.
+// columns and a shorthand domain of their sizes; with Rows, the data file
+// keeps the sample of its rows (sampleRows).
 func (p *Protocol) Prepare(dir string) (data, domain string, err error) {
 	if p.Events > 0 {
 		return p.prepareEvents(dir)
@@ -404,6 +464,57 @@ func (p *Protocol) Prepare(dir string) (data, domain string, err error) {
 	if p.Wide > 0 {
 		return p.prepareWide(dir)
 	}
+	data, domain, err = p.prepareDataset(dir)
+	if err != nil || p.Rows <= 0 {
+		return data, domain, err
+	}
+	if err := sampleRows(data, p.Rows, p.RowsSeed); err != nil {
+		return "", "", fmt.Errorf("bench: protocol %s: %w", p.Name, err)
+	}
+	return data, domain, nil
+}
+
+// sampleRows rewrites the CSV file at path with its header and a sample of
+// n of its records, drawn without replacement with seed and kept in file
+// order. It is a benchmark's sample of a public dataset: math/rand/v2, not
+// privacy randomness.
+func sampleRows(path string, n int, seed uint64) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if len(recs) == 0 || n > len(recs)-1 {
+		return fmt.Errorf("%s: %d records, a sample of %d asked for", path, max(len(recs)-1, 0), n)
+	}
+	body := recs[1:]
+	idx := rand.New(rand.NewPCG(seed, rowsStream)).Perm(len(body))[:n]
+	slices.Sort(idx)
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	if err := w.Write(recs[0]); err != nil {
+		return err
+	}
+	for _, i := range idx {
+		if err := w.Write(body[i]); err != nil {
+			return err
+		}
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		return err
+	}
+	return os.WriteFile(path, buf.Bytes(), 0o644)
+}
+
+// rowsStream is the second word of sampleRows' PCG seed.
+const rowsStream = 0x726f7773 // "rows"
+
+// prepareDataset writes a shipped dataset's files (Prepare).
+func (p *Protocol) prepareDataset(dir string) (data, domain string, err error) {
 	ds, err := datasets.Lookup(p.Dataset)
 	if err != nil {
 		return "", "", err

@@ -36,7 +36,7 @@ type benchOptions struct {
 }
 
 func (o *benchOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.StringSliceVar(&o.Protocols, "protocols", bench.DefaultProtocols, "protocols to run (suite: the accuracy suite): "+strings.Join(bench.ProtocolNames(), ", "))
+	fs.StringSliceVar(&o.Protocols, "protocols", bench.DefaultProtocols, "protocols to run (suite: the accuracy suite; NAME@ROWS or NAME@ROWS:SEED: a shipped protocol on a random sample of its rows, a held-out table without references): "+strings.Join(bench.ProtocolNames(), ", "))
 	fs.StringSliceVar(&o.Solvers, "solvers", nil, "solvers to run (default: every registered solver: "+strings.Join(solvers.Names(), ", ")+")")
 	fs.StringSliceVar(&o.Settings, "settings", []string{"tuned"}, "solver settings to run: tuned, paper")
 	fs.Float64SliceVar(&o.Eps, "eps", nil, "ε grid, replacing each protocol's (e.g. 0.1,0.5,1)")
