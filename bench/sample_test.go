@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -76,13 +77,10 @@ func TestPrepareSampledRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	full, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pos := map[string]int{} // a record's position in the dataset (its columns joined)
-	for i, r := range full[1:] {
-		pos[key(r)] = i // duplicates keep the last: only order and membership are checked
+	full := parseCSV(t, b)
+	in := map[string]bool{} // the dataset's records, by their CSV line
+	for _, r := range full[1:] {
+		in[key(r)] = true
 	}
 	read := func(spec string) [][]string {
 		t.Helper()
@@ -90,22 +88,14 @@ func TestPrepareSampledRows(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: Prepare: %v", spec, err)
 		}
-		f, err := os.ReadFile(data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		recs, err := csv.NewReader(bytes.NewReader(f)).ReadAll()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return recs
+		return readCSV(t, data)
 	}
 	a := read("beps@300")
-	if len(a) != 301 || key(a[0]) != key(full[0]) {
+	if len(a) != 301 || !slices.Equal(a[0], full[0]) {
 		t.Fatalf("beps@300: %d lines, header %v; want 301 and %v", len(a), a[0], full[0])
 	}
 	for _, r := range a[1:] {
-		if _, ok := pos[key(r)]; !ok {
+		if !in[key(r)] {
 			t.Fatalf("beps@300: record %v is not in the dataset", r)
 		}
 	}
@@ -120,6 +110,7 @@ func TestPrepareSampledRows(t *testing.T) {
 	}
 }
 
+// key is a record as its CSV line.
 func key(r []string) string {
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)
@@ -129,15 +120,26 @@ func key(r []string) string {
 }
 
 func equalRecords(a, b [][]string) bool {
-	if len(a) != len(b) {
-		return false
+	return slices.EqualFunc(a, b, slices.Equal[[]string])
+}
+
+// readCSV returns the records of the CSV file at path, its header first.
+func readCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for i := range a {
-		if key(a[i]) != key(b[i]) {
-			return false
-		}
+	return parseCSV(t, b)
+}
+
+func parseCSV(t *testing.T, b []byte) [][]string {
+	t.Helper()
+	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return true
+	return recs
 }
 
 // TestSampleRows: sampleRows keeps the header and n distinct records in
@@ -158,14 +160,7 @@ func TestSampleRows(t *testing.T) {
 	if err := sampleRows(path, 10, 1); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	recs, err := csv.NewReader(bytes.NewReader(f)).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := readCSV(t, path)
 	if len(recs) != 11 || recs[0][0] != "id" {
 		t.Fatalf("sampleRows(10 of 100) = %d lines, header %v; want 11, [id v]", len(recs), recs[0])
 	}
