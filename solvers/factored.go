@@ -550,6 +550,11 @@ func (s *Project) solveFactored(ctx context.Context, p *Problem, plan *Plan) (*R
 		debugMeasured(r.measured)
 	}
 	plan.Params["rho_rounds_spent"] = r.used
+	if fit.tree != r.dtree {
+		// The released model is on the domain's attributes.
+		fit.setForm(false, r.gv)
+		fit.add(r.dtree)
+	}
 	return s.factoredResult(p, plan, res, fit, nHat)
 }
 

@@ -130,8 +130,17 @@ type rounds struct {
 	// measured on groups.
 	covered, coarseDone []bool
 	measured            [][]int
-	gscratch            []float64
-	treeScratch         [][]int
+	// gv holds the grouping variables of the measurements on groups
+	// (groupVars); msets is each measured set on them (its own set for a
+	// measurement of the full table); dtree is the junction tree of
+	// measured on the domain's attributes, the released model's, which
+	// the model cap bounds, and gtree the tree of msets and gv's links.
+	// The fit runs on the one of fewer cells (fitTree).
+	gv           *groupVars
+	msets        [][]int
+	dtree, gtree *model.Tree
+	gscratch     []float64
+	treeScratch  [][]int
 
 	round, fits int
 
@@ -155,7 +164,8 @@ type rounds struct {
 func (s *Project) newRounds(p *Problem, plan *Plan, fit *factoredFit, tabs [][]int64, nHat float64, measured [][]int) (*rounds, error) {
 	fp := plan.factored
 	sizes := p.Workload.Domain().Sizes()
-	r := &rounds{s: s, fp: fp, sizes: sizes, tabs: tabs, nHat: nHat, measured: measured}
+	r := &rounds{s: s, fp: fp, sizes: sizes, tabs: tabs, nHat: nHat, measured: measured,
+		gv: newGroupVars(sizes), msets: slices.Clone(measured), dtree: fit.tree, gtree: fit.tree}
 	r.rho = fp.rhoLeft
 	r.sigma = fp.sigmaR
 	r.batch = fp.batch
@@ -291,15 +301,14 @@ func (r *rounds) score(ctx context.Context, fit *factoredFit) (last bool, err er
 // selectBatch selects and measures the batch's candidates, one after the
 // other from the scores of score, charging each after the first (spend),
 // and records them as measured. final says whether score's charge was the
-// last. It returns the batch, the tree of every measured set (fit.tree if
-// the batch's sets fit it) and whether the batch ends the rounds.
+// last. It returns the batch, the tree of every measured set the next fit
+// runs on (fitTree) and whether the batch ends the rounds.
 //
 // Privacy: each selection is an exponential mechanism (selectRound) and
 // each measurement a discrete Gaussian (measureRound), at the σ and ε0
 // that spend charged for them.
 func (r *rounds) selectBatch(p *Problem, fit *factoredFit, final bool) (batch []selected, t *model.Tree, last bool, err error) {
 	s, fp := r.s, r.fp
-	t = fit.tree
 	for k := 0; ; k++ {
 		if k > 0 {
 			if final, err = r.spend(); err != nil {
@@ -315,7 +324,7 @@ func (r *rounds) selectBatch(p *Problem, fit *factoredFit, final bool) (batch []
 				i = r.coarse[i-len(fp.cands)].base
 			}
 			c := fp.cands[i]
-			if t.Covering(c) >= 0 {
+			if r.dtree.Covering(c) >= 0 {
 				return true
 			}
 			var b uint64
@@ -337,7 +346,7 @@ func (r *rounds) selectBatch(p *Problem, fit *factoredFit, final bool) (batch []
 				return nil, nil, false, err
 			}
 		}
-		m, err := s.measureRound(p, r.scan, sel, cp, r.tabs[sel], r.sigma, r.nHat)
+		m, err := s.measureRound(p, r.scan, r.gv, sel, cp, r.tabs[sel], r.sigma, r.nHat)
 		if err != nil {
 			return nil, nil, false, err
 		}
@@ -349,15 +358,33 @@ func (r *rounds) selectBatch(p *Problem, fit *factoredFit, final bool) (batch []
 			r.markInside(r.covered, c)
 		}
 		r.trees.note(c)
-		if t.Covering(c) < 0 {
-			if t, err = model.NewTree(r.sizes, r.measured); err != nil {
+		if r.dtree.Covering(c) < 0 {
+			if r.dtree, err = model.NewTree(r.sizes, r.measured); err != nil {
 				return nil, nil, false, fmt.Errorf("solvers: internal error: no tree for %v: %w", r.measured, err)
 			}
 		}
+		r.msets = append(r.msets, m.set)
+		if !r.gv.grouped() {
+			r.gtree = r.dtree
+		} else if r.gtree.Covering(m.set) < 0 {
+			if r.gtree, err = model.NewTree(r.gv.sizes, append(slices.Clone(r.msets), r.gv.links...)); err != nil {
+				return nil, nil, false, fmt.Errorf("solvers: internal error: no tree for %v: %w", r.msets, err)
+			}
+		}
 		if final || k == r.batch-1 {
-			return batch, t, final, nil
+			return batch, r.fitTree(), final, nil
 		}
 	}
+}
+
+// fitTree returns the tree the next fit runs on: gtree when it has fewer
+// cells than dtree, else dtree. Both trees depend only on the measured
+// sets and the public groupings.
+func (r *rounds) fitTree() *model.Tree {
+	if r.gtree != r.dtree && r.gtree.TotalCells() < r.dtree.TotalCells() {
+		return r.gtree
+	}
+	return r.dtree
 }
 
 // fitBatch adds the batch's measurements to the fit on tree t and re-fits,
@@ -365,9 +392,14 @@ func (r *rounds) selectBatch(p *Problem, fit *factoredFit, final bool) (batch []
 // Post-processing.
 func (r *rounds) fitBatch(ctx context.Context, fit *factoredFit, t *model.Tree, batch []selected, final bool) error {
 	s := r.s
+	grouped := t != r.dtree
+	fit.setForm(grouped, r.gv)
 	ms := make([]fmeas, len(batch))
 	for k, b := range batch {
 		ms[k] = b.meas
+		if !grouped && b.meas.cells != nil {
+			ms[k], _ = toDomain(b.meas, make([]float64, len(b.meas.y)))
+		}
 	}
 	fit.add(t, ms...)
 	iters := s.roundIters()
@@ -399,13 +431,14 @@ func (r *rounds) afterFit(p *Problem, res *Result, fit *factoredFit, batch []sel
 		moved, allow, allowUp = moved+mv, allow+al, allowUp+up
 		res.Trace = append(res.Trace, Step{Iter: r.round, Selected: b.index, Objective: fit.loss, MaxError: math.NaN(), Elapsed: time.Since(start)})
 		if debugRound != nil {
-			kind := "table"
-			if b.coarse != nil {
-				kind = fmt.Sprintf("coarse, %d groups", len(b.meas.gy))
-			} else if b.meas.gm != nil {
-				kind = fmt.Sprintf("on the supports, %d groups", len(b.meas.gy))
+			kind, cells := "table", len(b.meas.y)
+			if b.meas.cells != nil {
+				kind, cells = fmt.Sprintf("on the supports, %d groups", len(b.meas.y)), len(b.meas.cells)
+				if b.coarse != nil {
+					kind = fmt.Sprintf("coarse, %d groups", len(b.meas.y))
+				}
 			}
-			debugRound(fmt.Sprintf("round %d set %v (%s) cells %d sigma %.1f eps %.4g moved %.0f allow %.0f used %.3g/%.3g", r.round, r.fp.cands[b.index], kind, len(b.meas.y), b.sigma, b.eps, mv, al, r.used, r.rho))
+			debugRound(fmt.Sprintf("round %d set %v (%s) cells %d sigma %.1f eps %.4g moved %.0f allow %.0f used %.3g/%.3g", r.round, r.fp.cands[b.index], kind, cells, b.sigma, b.eps, mv, al, r.used, r.rho))
 		}
 		r.round++
 	}

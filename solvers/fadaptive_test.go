@@ -274,9 +274,15 @@ func TestRoundsSteps(t *testing.T) {
 					if !done[b.index] {
 						t.Errorf("fit %d: selectBatch() left candidate %v unmarked", r.fits, fp.cands[b.index])
 					}
-					if tree.Covering(fp.cands[b.index]) < 0 {
-						t.Errorf("fit %d: selectBatch() = a tree without %v", r.fits, fp.cands[b.index])
+					if r.gtree.Covering(b.meas.set) < 0 {
+						t.Errorf("fit %d: selectBatch() = a tree without %v (measured as %v)", r.fits, fp.cands[b.index], b.meas.set)
 					}
+					if r.dtree.Covering(fp.cands[b.index]) < 0 {
+						t.Errorf("fit %d: selectBatch() left the domain's tree without %v", r.fits, fp.cands[b.index])
+					}
+				}
+				if tree != r.fitTree() {
+					t.Errorf("fit %d: selectBatch() = a tree of %v cells, want the smaller of %v (grouped) and %v (domain)", r.fits, tree.TotalCells(), r.gtree.TotalCells(), r.dtree.TotalCells())
 				}
 				if err := r.fitBatch(ctx, fit, tree, batch, final); err != nil {
 					t.Fatal(err)
@@ -388,6 +394,9 @@ func TestRoundsChooseLazy(t *testing.T) {
 							t.Fatalf("fit %d: selection %v kept %v in cell %d, the model's marginal %v", r.fits, r.fp.cands[b.index], b.before[k], k, want[k])
 						}
 					}
+				}
+				if tree != r.fitTree() {
+					t.Errorf("fit %d: selectBatch() = a tree of %v cells, want the smaller of %v (grouped) and %v (domain)", r.fits, tree.TotalCells(), r.gtree.TotalCells(), r.dtree.TotalCells())
 				}
 				if err := r.fitBatch(ctx, fit, tree, batch, final); err != nil {
 					t.Fatal(err)

@@ -24,6 +24,14 @@ type fmeas struct {
 	// gy[g])² (y is then unused). gr is scratch for the groups' residuals.
 	gm     []int32
 	gy, gr []float64
+	// cells, when not nil, marks a measurement made on grouping
+	// variables (groupVars.measurement): each cell of its domain set
+	// orig's table to its group, a cell of the grouping variables' table
+	// on gset. The measurement is in one of two forms (setForm): on gset
+	// (set = gset, y the groups' table, gm nil) or on orig (toDomain: set
+	// = orig, gm = cells, gy the groups' table).
+	orig, gset []int
+	cells      []int32
 }
 
 // groupResiduals writes Σ_{i∈g} mu_i − gy[g] into m.gr.
@@ -84,6 +92,11 @@ type factoredFit struct {
 	// oneWay, when set, is where the fit started (startOneWay); SURE's
 	// shadow starts there from its own measurements.
 	oneWay *oneWayStart
+	// linkSets and linkTheta are potentials every model of the fit holds
+	// and no step moves: the grouping variables' ties to their
+	// attributes (groupVars).
+	linkSets  [][]int
+	linkTheta [][]float64
 }
 
 // fsure is SURE for the factored fit: a shadow fit on measurements
@@ -114,6 +127,7 @@ type fsure struct {
 func (f *factoredFit) useSURE(norm func() float64, delta float64, patience int) {
 	su := &fsure{delta: delta, patience: patience, best: math.Inf(1)}
 	sh := newFactoredFit(f.settings)
+	sh.linkSets, sh.linkTheta = f.linkSets, f.linkTheta
 	var ms []fmeas
 	for _, m := range f.meas {
 		sig := 1 / math.Sqrt(m.w)
@@ -209,9 +223,17 @@ func (f *factoredFit) startOneWay(o *oneWayStart) {
 func (f *factoredFit) rebuild() {
 	f.cur.Close()
 	f.cur = model.New(f.tree, f.settings)
+	f.addLinks()
 	f.cur.AddThetas(f.sets, 1, f.phi)
 	f.cur.Calibrate()
 	f.loss = f.evaluate(f.cur, f.mu)
+}
+
+// addLinks adds the links' potentials to the current model.
+func (f *factoredFit) addLinks() {
+	if len(f.linkSets) > 0 {
+		f.cur.AddThetas(f.linkSets, 1, f.linkTheta)
+	}
 }
 
 func newFactoredFit(s *model.Settings) *factoredFit { return &factoredFit{settings: s} }
@@ -244,6 +266,7 @@ func (f *factoredFit) add(t *model.Tree, ms ...fmeas) {
 		f.close()
 		f.tree = t
 		f.cur, f.try = model.New(t, f.settings), model.New(t, f.settings)
+		f.addLinks()
 		f.cur.AddThetas(f.sets, 1, f.phi)
 	}
 	// In the ℓ1 geometry a safe first step is the inverse of twice the

@@ -83,10 +83,13 @@ func (s *Project) selectRound(fp *factoredPlan, a selectArgs) (int, *coarsePair,
 // noise σ = sigma counts: on its groups when it is a coarse pair cp or is
 // grouped on the supports (candScan.groupsOf), else cell by cell.
 //
+// A measurement on groups is returned on gv's grouping variables
+// (groupVars.measurement).
+//
 // Privacy: a Gaussian mechanism on one marginal table (ℓ2 sensitivity
 // fp.sens2's root; grouping does not raise it: a record is in one group):
 // the caller charges it.
-func (s *Project) measureRound(p *Problem, scan *candScan, sel int, cp *coarsePair, tab []int64, sigma, nHat float64) (fmeas, error) {
+func (s *Project) measureRound(p *Problem, scan *candScan, gv *groupVars, sel int, cp *coarsePair, tab []int64, sigma, nHat float64) (fmeas, error) {
 	c := scan.cands[sel]
 	y := make([]float64, len(tab))
 	g := scan.groupsOf(sel)
@@ -115,7 +118,7 @@ func (s *Project) measureRound(p *Problem, scan *candScan, sel int, cp *coarsePa
 	for g, v := range gy {
 		m.gy[g] = v / nHat
 	}
-	return m, nil
+	return gv.measurement(c, g, m), nil
 }
 
 // selected is one selection of a batch: the candidate, its coarse pair if
@@ -142,9 +145,9 @@ func (b *selected) moved(cur *model.Model, set []int, nHat float64) (moved, allo
 		return 0, 0, 0, err
 	}
 	n := math.Abs(nHat)
-	if gm := b.meas.gm; gm != nil {
-		d := make([]float64, len(b.meas.gy))
-		m := make([]float64, len(b.meas.gy))
+	if gm := b.meas.cells; gm != nil {
+		d := make([]float64, len(b.meas.y))
+		m := make([]float64, len(b.meas.y))
 		for k := range after {
 			d[gm[k]] += after[k] - b.before[k]
 			m[gm[k]] += b.before[k]

@@ -162,7 +162,7 @@ func (s *sampledScores) draw(ctx context.Context, m *model.Model, rnd *privacy.R
 			s.rands[k] = base.Split()
 		}
 	}
-	d := len(s.sizes)
+	d := len(m.Tree().Sizes()) // the model's variables: the domain's first
 	for a := range s.cols8 {
 		s.cols8[a] = slices.Grow(s.cols8[a][:0], s.rows)[:s.rows]
 	}
@@ -180,12 +180,12 @@ func (s *sampledScores) draw(ctx context.Context, m *model.Model, rnd *privacy.R
 		for o := 0; o < len(rows); o += d {
 			r := r0 + int64(o/d)
 			if s.cols8 != nil {
-				for a, v := range rows[o : o+d] {
+				for a, v := range rows[o : o+len(s.sizes)] {
 					s.cols8[a][r] = uint8(v)
 				}
 				continue
 			}
-			for a, v := range rows[o : o+d] {
+			for a, v := range rows[o : o+len(s.sizes)] {
 				s.cols16[a][r] = uint16(v)
 			}
 		}

@@ -20,6 +20,7 @@ import (
 // fastest; a group's index is the same order over the digits.
 type supportGroups struct {
 	digits [][]int32 // per attribute of the set, its values' digits
+	radix  []int     // per attribute, its number of digits
 	mul    []int     // per attribute, the weight of its digit in a group's index
 	n      int       // groups
 }
@@ -78,7 +79,7 @@ func (ad *attrDigits) groups(set []int) *supportGroups {
 // newGroups returns the grouping of a table whose j-th attribute's value v
 // has digit digits[j][v] of radix[j] digits.
 func newGroups(digits [][]int32, radix []int) *supportGroups {
-	g := &supportGroups{digits: digits, mul: make([]int, len(digits)), n: 1}
+	g := &supportGroups{digits: digits, radix: radix, mul: make([]int, len(digits)), n: 1}
 	for j := len(digits) - 1; j >= 0; j-- {
 		g.mul[j] = g.n
 		g.n *= radix[j]

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -178,22 +179,46 @@ func TestRoundsGroupedOnSupports(t *testing.T) {
 	if got := r.scoresAll[sel]; math.Abs(got-want) > 1e-9*math.Abs(want) {
 		t.Errorf("score of grouped candidate %v = %v, want %v", r.fp.cands[sel], got, want)
 	}
-	m, err := (&Project{}).measureRound(p, r.scan, sel, nil, r.tabs[sel], r.sigma, r.nHat)
+	gv := newGroupVars(r.sizes)
+	m, err := (&Project{}).measureRound(p, r.scan, gv, sel, nil, r.tabs[sel], r.sigma, r.nHat)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(m.gy) != g.n || len(m.gm) != len(gm) {
-		t.Fatalf("measureRound(%v) = %d groups over %d cells, want %d over %d", r.fp.cands[sel], len(m.gy), len(m.gm), g.n, len(gm))
+	if len(m.y) != g.n || len(m.cells) != len(gm) || !slices.Equal(m.orig, r.fp.cands[sel]) {
+		t.Fatalf("measureRound(%v) = %d groups over %d cells of %v, want %d over %d", r.fp.cands[sel], len(m.y), len(m.cells), m.orig, g.n, len(gm))
 	}
-	for k := range gm {
-		if m.gm[k] != gm[k] {
-			t.Fatalf("measureRound(%v): cell %d in group %d, want %d", r.fp.cands[sel], k, m.gm[k], gm[k])
+	// The grouping variables' table is the groups' table renumbered: one
+	// group of it per group, the same cells in each.
+	to := make([]int32, g.n)
+	for q := range to {
+		to[q] = -1
+	}
+	for k, q := range gm {
+		if to[q] < 0 {
+			to[q] = m.cells[k]
+		} else if to[q] != m.cells[k] {
+			t.Fatalf("measureRound(%v): cell %d in group %d, want %d (its group's)", r.fp.cands[sel], k, m.cells[k], to[q])
 		}
 	}
-	for q, v := range m.gy {
-		if d := math.Abs(v*r.nHat - truth[q]); d > 6*r.sigma {
-			t.Errorf("measureRound(%v): group %d = %v records, want %v ± 6σ (σ = %v)", r.fp.cands[sel], q, v*r.nHat, truth[q], r.sigma)
+	seen := make([]bool, g.n)
+	for q, v := range to {
+		if v < 0 || seen[v] {
+			t.Fatalf("measureRound(%v): group %d is %d of the new table, want a one-to-one map (%v)", r.fp.cands[sel], q, v, to)
 		}
+		seen[v] = true
+		if d := math.Abs(m.y[v]*r.nHat - truth[q]); d > 6*r.sigma {
+			t.Errorf("measureRound(%v): group %d = %v records, want %v ± 6σ (σ = %v)", r.fp.cands[sel], q, m.y[v]*r.nHat, truth[q], r.sigma)
+		}
+	}
+	cells := 1
+	for k, a := range m.set {
+		if k > 0 && a <= m.set[k-1] || a >= len(gv.sizes) {
+			t.Fatalf("measureRound(%v): set %v is not increasing in the model's %d variables", r.fp.cands[sel], m.set, len(gv.sizes))
+		}
+		cells *= gv.sizes[a]
+	}
+	if cells != g.n {
+		t.Errorf("measureRound(%v): set %v has %d cells, want %d groups", r.fp.cands[sel], m.set, cells, g.n)
 	}
 }
 
