@@ -393,6 +393,9 @@ func (r *rounds) fitTree() *model.Tree {
 func (r *rounds) fitBatch(ctx context.Context, fit *factoredFit, t *model.Tree, batch []selected, final bool) error {
 	s := r.s
 	grouped := t != r.dtree
+	if debugRound != nil {
+		debugRound(fmt.Sprintf("fit %d on the %s tree: %.0f cells (grouped %.0f, domain %.0f)", r.fits, map[bool]string{true: "grouped", false: "domain's"}[grouped], t.TotalCells(), r.gtree.TotalCells(), r.dtree.TotalCells()))
+	}
 	fit.setForm(grouped, r.gv)
 	ms := make([]fmeas, len(batch))
 	for k, b := range batch {
