@@ -358,23 +358,35 @@ func (r *rounds) selectBatch(p *Problem, fit *factoredFit, final bool) (batch []
 			r.markInside(r.covered, c)
 		}
 		r.trees.note(c)
-		if r.dtree.Covering(c) < 0 {
-			if r.dtree, err = model.NewTree(r.sizes, r.measured); err != nil {
-				return nil, nil, false, fmt.Errorf("solvers: internal error: no tree for %v: %w", r.measured, err)
-			}
-		}
-		r.msets = append(r.msets, m.set)
-		if !r.gv.grouped() {
-			r.gtree = r.dtree
-		} else if r.gtree.Covering(m.set) < 0 {
-			if r.gtree, err = model.NewTree(r.gv.sizes, append(slices.Clone(r.msets), r.gv.links...)); err != nil {
-				return nil, nil, false, fmt.Errorf("solvers: internal error: no tree for %v: %w", r.msets, err)
-			}
+		if err := r.growTrees(c, m.set); err != nil {
+			return nil, nil, false, err
 		}
 		if final || k == r.batch-1 {
 			return batch, r.fitTree(), final, nil
 		}
 	}
+}
+
+// growTrees adds a measured set, c on the domain and mset on the grouping
+// variables, to the trees: each is rebuilt when none of its cliques covers
+// the new set (the domain's as the rounds always did, so that the released
+// model's tree is theirs).
+func (r *rounds) growTrees(c, mset []int) error {
+	var err error
+	if r.dtree.Covering(c) < 0 {
+		if r.dtree, err = model.NewTree(r.sizes, r.measured); err != nil {
+			return fmt.Errorf("solvers: internal error: no tree for %v: %w", r.measured, err)
+		}
+	}
+	r.msets = append(r.msets, mset)
+	if !r.gv.grouped() {
+		r.gtree = r.dtree
+	} else if r.gtree.Covering(mset) < 0 {
+		if r.gtree, err = model.NewTree(r.gv.sizes, append(slices.Clone(r.msets), r.gv.links...)); err != nil {
+			return fmt.Errorf("solvers: internal error: no tree for %v: %w", r.msets, err)
+		}
+	}
+	return nil
 }
 
 // fitTree returns the tree the next fit runs on: gtree when it has fewer

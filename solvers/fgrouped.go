@@ -43,7 +43,8 @@ type groupingKey struct {
 }
 
 // linkOff is a link's potential where a value is outside the group: its
-// exponential is 0 in float64 (below e^−745) against any fitted potential.
+// exponential is 0 in float64 (below e^−745) against fitted potentials,
+// logs of ratios of shares, which stay within tens.
 const linkOff = -1e4
 
 func newGroupVars(sizes []int) *groupVars {

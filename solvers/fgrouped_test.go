@@ -1,6 +1,7 @@
 package solvers
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -61,51 +62,83 @@ func newGroupedFixture(seed uint64) *groupedFixture {
 	return fx
 }
 
+// groupedFits returns two fits of fx's measurements: plain on the
+// domain's attributes (measurements on groups of cells) and grouped on
+// grouping variables, with the trees of both.
+func groupedFits(t *testing.T, fx *groupedFixture) (plain, grouped *factoredFit, gv *groupVars, tp, tg *model.Tree) {
+	t.Helper()
+	plain = newFactoredFit(&model.Settings{})
+	t.Cleanup(plain.close)
+	sets := [][]int{{0}, {1}, {2}, {3}, {4}}
+	sets = append(sets, fx.sets...)
+	tp, err := model.NewTree(fx.sizes, sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain.add(tp, append(slices.Clone(fx.oneWay), fx.grpd...)...)
+
+	grouped = newFactoredFit(&model.Settings{})
+	t.Cleanup(grouped.close)
+	gv = newGroupVars(fx.sizes)
+	ms := slices.Clone(fx.oneWay)
+	msets := slices.Clone(sets[:5])
+	for i, m := range fx.grpd {
+		gm := gv.measurement(fx.sets[i], fx.groups[i], m)
+		ms = append(ms, gm)
+		msets = append(msets, gm.set)
+	}
+	if tg, err = model.NewTree(gv.sizes, append(msets, gv.links...)); err != nil {
+		t.Fatal(err)
+	}
+	grouped.linkSets, grouped.linkTheta = gv.links, gv.theta
+	grouped.add(tg, ms...)
+	return plain, grouped, gv, tp, tg
+}
+
+// sameMarginals checks that two models have the same marginals, to 1e-9,
+// on the measured sets and on triples that none of them holds.
+func sameMarginals(t *testing.T, what string, sizes []int, plain, grouped *model.Model) {
+	t.Helper()
+	for _, set := range [][]int{{0, 1, 2}, {0, 2, 4}, {1, 3, 4}, {0, 3, 4}, {2, 4}, {4}} {
+		cells := 1
+		for _, a := range set {
+			cells *= sizes[a]
+		}
+		p, g := make([]float64, cells), make([]float64, cells)
+		if err := plain.Marginal(set, p); err != nil {
+			t.Fatal(err)
+		}
+		if err := grouped.Marginal(set, g); err != nil {
+			t.Fatal(err)
+		}
+		for i := range p {
+			if math.Abs(p[i]-g[i]) > 1e-9 {
+				t.Errorf("%s: marginal %v cell %d = %v grouped, %v plain", what, set, i, g[i], p[i])
+				break
+			}
+		}
+	}
+}
+
 // TestGroupedFitSameModel checks that the fit on grouping variables
 // (groupVars) is the fit on the domain's attributes: the same loss at
 // every step, through two changes of form (setForm: to the domain's
-// tree and back), and, on the domain's tree at the end, the same
-// marginals on measured sets and triples, to 1e-9, on three random
+// tree and back), the same marginals of the domain's sets on the grouped
+// tree, and on the domain's tree at the end, to 1e-9, on three random
 // fixtures. Both fits take the same steps in exact arithmetic; rounding
 // differs, and over 40 steps it stays far below the tolerance.
 func TestGroupedFitSameModel(t *testing.T) {
+	const toDomainAt, toGroupedAt, compareAt = 15, 25, 10 // the form changes twice
 	for seed := range uint64(3) {
 		fx := newGroupedFixture(seed)
-		// On the domain's attributes: the measurements on groups of cells.
-		plain := newFactoredFit(&model.Settings{})
-		defer plain.close()
-		sets := [][]int{{0}, {1}, {2}, {3}, {4}}
-		sets = append(sets, fx.sets...)
-		tp, err := model.NewTree(fx.sizes, sets)
-		if err != nil {
-			t.Fatal(err)
-		}
-		plain.add(tp, append(slices.Clone(fx.oneWay), fx.grpd...)...)
-
-		// On grouping variables.
-		grouped := newFactoredFit(&model.Settings{})
-		defer grouped.close()
-		gv := newGroupVars(fx.sizes)
-		ms := slices.Clone(fx.oneWay)
-		msets := slices.Clone(sets[:5])
-		for i, m := range fx.grpd {
-			gm := gv.measurement(fx.sets[i], fx.groups[i], m)
-			ms = append(ms, gm)
-			msets = append(msets, gm.set)
-		}
-		tg, err := model.NewTree(gv.sizes, append(msets, gv.links...))
-		if err != nil {
-			t.Fatal(err)
-		}
-		grouped.linkSets, grouped.linkTheta = gv.links, gv.theta
-		grouped.add(tg, ms...)
-		var toDomainAt, toGroupedAt = 15, 25 // the form changes twice
-
+		plain, grouped, gv, tp, tg := groupedFits(t, fx)
 		if d := math.Abs(plain.loss - grouped.loss); d > 1e-12*plain.loss {
 			t.Fatalf("seed %d: loss at the start = %v grouped, %v plain", seed, grouped.loss, plain.loss)
 		}
 		for it := range 40 {
 			switch it {
+			case compareAt:
+				sameMarginals(t, fmt.Sprintf("seed %d step %d, grouped form", seed, it), fx.sizes, plain.cur, grouped.cur)
 			case toDomainAt:
 				grouped.setForm(false, gv)
 				grouped.add(tp)
@@ -135,28 +168,10 @@ func TestGroupedFitSameModel(t *testing.T) {
 		}
 		for j := range grouped.meas {
 			if !slices.Equal(grouped.sets[j], plain.sets[j]) {
-				t.Fatalf("seed %d: ungrouped set %d = %v, want %v", seed, j, grouped.sets[j], plain.sets[j])
+				t.Fatalf("seed %d: set %d on the domain = %v, want %v", seed, j, grouped.sets[j], plain.sets[j])
 			}
 		}
-		for _, set := range [][]int{{0, 1, 2}, {0, 2, 4}, {1, 3, 4}, {0, 3, 4}, {2, 4}, {4}} {
-			cells := 1
-			for _, a := range set {
-				cells *= fx.sizes[a]
-			}
-			p, g := make([]float64, cells), make([]float64, cells)
-			if err := plain.cur.Marginal(set, p); err != nil {
-				t.Fatal(err)
-			}
-			if err := grouped.cur.Marginal(set, g); err != nil {
-				t.Fatal(err)
-			}
-			for i := range p {
-				if math.Abs(p[i]-g[i]) > 1e-9 {
-					t.Errorf("seed %d: marginal %v cell %d = %v grouped, %v plain", seed, set, i, g[i], p[i])
-					break
-				}
-			}
-		}
+		sameMarginals(t, fmt.Sprintf("seed %d, domain's form", seed), fx.sizes, plain.cur, grouped.cur)
 	}
 }
 
