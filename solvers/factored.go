@@ -635,6 +635,8 @@ type candScan struct {
 
 	groups  []*supportGroups // per candidate, its grouping on the supports (nil: none)
 	scratch [][]float64      // per worker, the grouped distances
+	gq      []*groupedCand   // per candidate, its scoring on grouping variables (rounds.gq)
+	gform   bool             // the model is on the grouped tree: gq's scores apply
 
 	sigma float64 // set per round
 
@@ -685,6 +687,16 @@ func (j *candScan) scoreOne(w, i int) {
 	l1, buf := 0.0, j.bufs[i]
 	cells := float64(len(j.tabs[i]))
 	g := j.groupsOf(i)
+	if j.gform && j.gq != nil && j.gq[i] != nil && !j.sampled.onSample(i) {
+		// The groups' table on the grouping variables.
+		gc := j.gq[i]
+		for k, t := range gc.tab {
+			l1 += math.Abs(t - j.nHat*gc.buf[k])
+		}
+		j.l1[i] = l1
+		j.scores[i] = j.weights[i] * (l1 - math.Sqrt(2/math.Pi)*j.sigma*float64(len(gc.tab)))
+		return
+	}
 	if g != nil {
 		l1, j.scratch[w] = g.l1(j.tabs[i], buf, j.nHat, j.scratch[w])
 		cells = float64(g.n)

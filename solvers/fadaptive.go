@@ -139,8 +139,14 @@ type rounds struct {
 	gv           *groupVars
 	msets        [][]int
 	dtree, gtree *model.Tree
-	gscratch     []float64
-	treeScratch  [][]int
+	// gq is each candidate's scoring on its grouping variables (nil: on
+	// its full table), used while the fit is on the grouped tree (gform);
+	// qsets is each candidate's set the scores ask the model for.
+	gq          []*groupedCand
+	gform       bool
+	qsets       [][]int
+	gscratch    []float64
+	treeScratch [][]int
 
 	round, fits int
 
@@ -204,6 +210,15 @@ func (s *Project) newRounds(p *Problem, plan *Plan, fit *factoredFit, tabs [][]i
 			return nil, err
 		}
 		r.scan.groups = candidateGroups(sizes, fp.cands, support)
+		// The grouped candidates' scores on their grouping variables
+		// (groupedCand), but a coarse pair's base, whose full table its
+		// coarse pair's score reads.
+		base := make([]bool, len(fp.cands))
+		for _, k := range r.coarse {
+			base[k.base] = true
+		}
+		r.gq = groupedCands(r.gv, r.scan.groups, tabs, fp.cands, base)
+		r.scan.gq = r.gq
 	}
 	for _, v := range tabs[0] {
 		r.records += float64(v)
@@ -277,11 +292,12 @@ func (r *rounds) score(ctx context.Context, fit *factoredFit) (last bool, err er
 		r.active[i] = r.bufs[i]
 	}
 	r.ctx = ctx
-	for _, i := range fit.cur.Unanswerable(r.fp.cands) {
+	r.setQueries(fit.tree != r.dtree)
+	for _, i := range fit.cur.Unanswerable(r.qsets) {
 		r.active[i] = nil
 	}
 	if r.sampled != nil {
-		r.sampled.reset(fit.cur, r.fp.cands)
+		r.sampled.reset(fit.cur, r.qsets)
 	}
 	r.evalErr = nil
 	mass, err := modelMass(fit.cur, r.sizes)
@@ -296,6 +312,37 @@ func (r *rounds) score(ctx context.Context, fit *factoredFit) (last bool, err er
 	r.scan.sigma = r.sigma
 	r.bounds(mass)
 	return last, ctx.Err()
+}
+
+// setQueries sets the candidates' sets the scores ask the model for: on
+// the grouped tree (gform), a grouped candidate's grouping variables, else
+// its own attributes.
+func (r *rounds) setQueries(gform bool) {
+	r.gform, r.scan.gform = gform, gform
+	if r.qsets == nil {
+		r.qsets = make([][]int, len(r.fp.cands))
+	}
+	for i, c := range r.fp.cands {
+		r.qsets[i] = c
+		if gform && r.gq != nil && r.gq[i] != nil {
+			r.qsets[i] = r.gq[i].set
+		}
+	}
+}
+
+// onGroups reports whether candidate i is scored on its grouping
+// variables on this model (not on a sample of it).
+func (r *rounds) onGroups(i int) bool {
+	return r.gform && r.gq != nil && r.gq[i] != nil && !r.onSample(i)
+}
+
+// bufOf returns the buffer of candidate i's marginal on this model: its
+// groups' (onGroups) or its full table's.
+func (r *rounds) bufOf(i int) []float64 {
+	if r.onGroups(i) {
+		return r.gq[i].buf
+	}
+	return r.bufs[i]
 }
 
 // selectBatch selects and measures the batch's candidates, one after the
@@ -350,7 +397,7 @@ func (r *rounds) selectBatch(p *Problem, fit *factoredFit, final bool) (batch []
 		if err != nil {
 			return nil, nil, false, err
 		}
-		batch = append(batch, selected{index: sel, coarse: cp, meas: m, before: slices.Clone(r.bufs[sel]), sigma: r.sigma, eps: r.eps})
+		batch = append(batch, selected{index: sel, coarse: cp, meas: m, before: slices.Clone(r.bufOf(sel)), onGroups: r.onGroups(sel), sigma: r.sigma, eps: r.eps})
 		r.measured = append(r.measured, c)
 		if cp != nil {
 			r.markInside(r.coarseDone, c)

@@ -96,6 +96,22 @@ func isIdentity(digits []int32) bool {
 // cells each cell of set's table's index in the new one (the groups' map,
 // renumbered), for toDomain and the rounds' moves.
 func (g *groupVars) measurement(set []int, sg *supportGroups, m fmeas) fmeas {
+	mset, to := g.layout(set, sg)
+	y := make([]float64, sg.n)
+	for grp, v := range m.gy {
+		y[to[grp]] = v
+	}
+	cells := make([]int32, len(m.gm))
+	for i, grp := range m.gm {
+		cells[i] = to[grp]
+	}
+	return fmeas{set: mset, y: y, w: m.w, sigma: m.sigma, orig: set, gset: mset, cells: cells}
+}
+
+// layout returns the grouping variables of set's groups sg, in increasing
+// order (adding those not yet known), and each group's index (its digits
+// in sg's order) in the mixed radix of that set.
+func (g *groupVars) layout(set []int, sg *supportGroups) (mset []int, to []int32) {
 	k := len(set)
 	vs := make([]int, k)
 	for j, a := range set {
@@ -106,7 +122,7 @@ func (g *groupVars) measurement(set []int, sg *supportGroups, m fmeas) fmeas {
 		order[j] = j
 	}
 	slices.SortFunc(order, func(x, y int) int { return vs[x] - vs[y] })
-	mset := make([]int, k)
+	mset = make([]int, k)
 	mul := make([]int, k) // per set position: its digit's weight in the new table
 	acc := 1
 	for p := k - 1; p >= 0; p-- {
@@ -115,8 +131,7 @@ func (g *groupVars) measurement(set []int, sg *supportGroups, m fmeas) fmeas {
 		mul[j] = acc
 		acc *= sg.radix[j]
 	}
-	// Each group (its digits, in sg's order) to its index in the new table.
-	to := make([]int32, sg.n)
+	to = make([]int32, sg.n)
 	for grp := range sg.n {
 		rest, idx := grp, 0
 		for j := range k {
@@ -125,15 +140,39 @@ func (g *groupVars) measurement(set []int, sg *supportGroups, m fmeas) fmeas {
 		}
 		to[grp] = int32(idx)
 	}
-	y := make([]float64, sg.n)
-	for grp, v := range m.gy {
-		y[to[grp]] = v
+	return mset, to
+}
+
+// groupedCand is a candidate grouped on the supports, scored on its
+// grouping variables while the fit runs on the grouped tree: the model's
+// marginal on set (buf) against the true table's groups (tab), both in
+// set's mixed radix, cells mapping each cell of the full table to its
+// group there. Its score is the one of its full table summed onto the
+// groups (supportGroups.l1), from a marginal of as many cells as groups.
+type groupedCand struct {
+	set      []int
+	cells    []int32
+	tab, buf []float64
+}
+
+// groupedCands returns, per candidate, its groupedCand (nil for a
+// candidate without groups or in skip), registering the grouping
+// variables of every grouped candidate in gv.
+func groupedCands(gv *groupVars, groups []*supportGroups, tabs [][]int64, cands [][]int, skip []bool) []*groupedCand {
+	out := make([]*groupedCand, len(cands))
+	for i, sg := range groups {
+		if sg == nil || skip[i] {
+			continue
+		}
+		set, to := gv.layout(cands[i], sg)
+		gc := &groupedCand{set: set, cells: sg.cellGroups(), tab: make([]float64, sg.n), buf: make([]float64, sg.n)}
+		for k, grp := range gc.cells {
+			gc.cells[k] = to[grp]
+			gc.tab[gc.cells[k]] += float64(tabs[i][k])
+		}
+		out[i] = gc
 	}
-	cells := make([]int32, len(m.gm))
-	for i, grp := range m.gm {
-		cells[i] = to[grp]
-	}
-	return fmeas{set: mset, y: y, w: m.w, sigma: m.sigma, orig: set, gset: mset, cells: cells}
+	return out
 }
 
 // toDomain returns m, a measurement on grouping variables (made by

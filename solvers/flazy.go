@@ -117,7 +117,7 @@ func (r *rounds) evaluate(m *model.Model, idx []int) {
 			i = r.coarse[i-L].base
 		}
 		if !r.evaluated[i] && r.active[i] != nil && r.outs[i] == nil {
-			r.outs[i] = r.bufs[i]
+			r.outs[i] = r.bufOf(i)
 			todo = append(todo, i)
 		}
 	}
@@ -142,7 +142,7 @@ func (r *rounds) evaluate(m *model.Model, idx []int) {
 	// 109 s at two passes and 91 s with every score computed), while the
 	// triples of full ADULT (many read-outs per pass) still wait.
 	if len(todo) > 0 {
-		of, groups := m.CarryGroups(r.fp.cands)
+		of, groups := m.CarryGroups(r.qsets)
 		if len(r.carriedBy) != len(groups) {
 			r.carriedBy = make([]float64, len(groups))
 			r.carryCall = make([]int, len(groups))
@@ -161,7 +161,7 @@ func (r *rounds) evaluate(m *model.Model, idx []int) {
 			}
 			for _, j := range cg.Sets {
 				if !r.evaluated[j] && r.active[j] != nil && r.outs[j] == nil && !r.onSample(j) {
-					r.outs[j] = r.bufs[j]
+					r.outs[j] = r.bufOf(j)
 					todo = append(todo, j)
 				}
 			}
@@ -169,7 +169,7 @@ func (r *rounds) evaluate(m *model.Model, idx []int) {
 	}
 	r.todo = todo
 	if len(todo) > 0 && r.evalErr == nil {
-		if err := m.Marginals(r.fp.cands, r.outs); err != nil {
+		if err := m.Marginals(r.qsets, r.outs); err != nil {
 			var me *model.MarginalsError
 			if !errors.As(err, &me) {
 				r.evalErr = err

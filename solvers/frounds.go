@@ -129,6 +129,7 @@ type selected struct {
 	coarse     *coarsePair
 	meas       fmeas
 	before     []float64
+	onGroups   bool // before is the groups' table (on meas.gset's radix), not the full table's
 	sigma, eps float64
 }
 
@@ -140,7 +141,11 @@ type selected struct {
 // is the same allowance at twice the measurement's σ, the σ before an
 // annealing step (rounds.anneal).
 func (b *selected) moved(cur *model.Model, set []int, nHat float64) (moved, allow, allowUp float64, err error) {
-	after := make([]float64, len(b.before))
+	cells := len(b.before)
+	if b.onGroups {
+		cells = len(b.meas.cells)
+	}
+	after := make([]float64, cells)
 	if err := cur.Marginal(set, after); err != nil {
 		return 0, 0, 0, err
 	}
@@ -149,8 +154,17 @@ func (b *selected) moved(cur *model.Model, set []int, nHat float64) (moved, allo
 		d := make([]float64, len(b.meas.y))
 		m := make([]float64, len(b.meas.y))
 		for k := range after {
-			d[gm[k]] += after[k] - b.before[k]
-			m[gm[k]] += b.before[k]
+			d[gm[k]] += after[k]
+			if !b.onGroups {
+				d[gm[k]] -= b.before[k]
+				m[gm[k]] += b.before[k]
+			}
+		}
+		if b.onGroups {
+			for g, v := range b.before {
+				d[g] -= v
+				m[g] = v
+			}
 		}
 		for g, v := range d {
 			moved += math.Abs(v) * nHat
