@@ -222,7 +222,10 @@ func (e *Estimate) addPlan(p *solvers.Plan) {
 	// instead, half a model (Drift).
 	e.Parts = append(e.Parts, EstimatePart{what + ", ×4 (model, trial, SURE shadow pair or the rounds' copy of the beliefs)", satMul(float64(mb), 4)})
 	if c := p.Params["candidate_cells"]; c > 0 {
-		e.Parts = append(e.Parts, EstimatePart{"candidate count tables and the model's marginals", satMul(c, 16)})
+		// Per cell: its count and the model's marginal (16 bytes); for a
+		// candidate grouped on the supports, its cell's group (4) and at
+		// most one group's count and marginal (16).
+		e.Parts = append(e.Parts, EstimatePart{"candidate count tables, the model's marginals and the grouped candidates' groups", satMul(c, 36)})
 	}
 	if b := p.Params["score_sample_bytes"]; b > 0 {
 		e.Parts = append(e.Parts, EstimatePart{"the rounds' sample of the model for scoring (at most 2^20 rows) and its conditionals", uint64(b)})

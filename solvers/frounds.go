@@ -139,7 +139,10 @@ type selected struct {
 // the measurement where the model was already right, Σ cellAllowance over
 // the cells (or the groups) at the model's counts before the fit; allowUp
 // is the same allowance at twice the measurement's σ, the σ before an
-// annealing step (rounds.anneal).
+// annealing step (rounds.anneal). The model's table before the fit is
+// b.before: the full table's, or the groups' when the selection was
+// scored on its grouping variables (onGroups); after it, the full table
+// of set is read from cur and summed onto the groups.
 func (b *selected) moved(cur *model.Model, set []int, nHat float64) (moved, allow, allowUp float64, err error) {
 	cells := len(b.before)
 	if b.onGroups {
