@@ -210,15 +210,16 @@ func (s *Project) newRounds(p *Problem, plan *Plan, fit *factoredFit, tabs [][]i
 			return nil, err
 		}
 		r.scan.groups = candidateGroups(sizes, fp.cands, support)
-		// The grouped candidates' scores on their grouping variables
-		// (groupedCand), but a coarse pair's base, whose full table its
-		// coarse pair's score reads.
-		base := make([]bool, len(fp.cands))
-		for _, k := range r.coarse {
-			base[k.base] = true
+		// Every grouped candidate's grouping variables are in the grouped
+		// tree from the start, so that it can be scored on them
+		// (setQueries).
+		for i, sg := range r.scan.groups {
+			for j, a := range fp.cands[i] {
+				if sg != nil {
+					r.gv.varOf(a, sg.digits[j], sg.radix[j])
+				}
+			}
 		}
-		r.gq = groupedCands(r.gv, r.scan.groups, tabs, fp.cands, base)
-		r.scan.gq = r.gq
 	}
 	for _, v := range tabs[0] {
 		r.records += float64(v)
@@ -319,6 +320,18 @@ func (r *rounds) score(ctx context.Context, fit *factoredFit) (last bool, err er
 // its own attributes.
 func (r *rounds) setQueries(gform bool) {
 	r.gform, r.scan.gform = gform, gform
+	if gform && r.gq == nil && r.scan.groups != nil {
+		// The grouped candidates' scoring on their grouping variables
+		// (groupedCand), made at the first fit on the grouped tree; a
+		// coarse pair's base is left out, as its coarse pair's score
+		// reads its full table.
+		base := make([]bool, len(r.fp.cands))
+		for _, k := range r.coarse {
+			base[k.base] = true
+		}
+		r.gq = groupedCands(r.gv, r.scan.groups, r.tabs, r.fp.cands, base)
+		r.scan.gq = r.gq
+	}
 	if r.qsets == nil {
 		r.qsets = make([][]int, len(r.fp.cands))
 	}
