@@ -156,8 +156,9 @@ type groupedCand struct {
 }
 
 // groupedCands returns, per candidate, its groupedCand (nil for a
-// candidate without groups or in skip), registering the grouping
-// variables of every grouped candidate in gv.
+// candidate without groups or in skip). The candidates' grouping
+// variables must be in gv already (newRounds adds them before the first
+// grouped tree), or the trees built so far would lack them.
 func groupedCands(gv *groupVars, groups []*supportGroups, tabs [][]int64, cands [][]int, skip []bool) []*groupedCand {
 	out := make([]*groupedCand, len(cands))
 	for i, sg := range groups {
