@@ -687,17 +687,14 @@ func (j *candScan) scoreOne(w, i int) {
 	l1, buf := 0.0, j.bufs[i]
 	cells := float64(len(j.tabs[i]))
 	g := j.groupsOf(i)
-	if j.gform && j.gq != nil && j.gq[i] != nil && !j.sampled.onSample(i) {
+	if j.onGroups(i) {
 		// The groups' table on the grouping variables.
 		gc := j.gq[i]
 		for k, t := range gc.tab {
 			l1 += math.Abs(t - j.nHat*gc.buf[k])
 		}
-		j.l1[i] = l1
-		j.scores[i] = j.weights[i] * (l1 - math.Sqrt(2/math.Pi)*j.sigma*float64(len(gc.tab)))
-		return
-	}
-	if g != nil {
+		cells = float64(len(gc.tab))
+	} else if g != nil {
 		l1, j.scratch[w] = g.l1(j.tabs[i], buf, j.nHat, j.scratch[w])
 		cells = float64(g.n)
 	} else {
@@ -716,6 +713,13 @@ func (j *candScan) scoreOne(w, i int) {
 	}
 	j.l1[i] = l1
 	j.scores[i] = j.weights[i] * (l1 - bias)
+}
+
+// onGroups reports whether candidate i is scored on its grouping
+// variables on this model: the model is on the grouped tree (gform), the
+// candidate has a groupedCand and is not scored on a sample of the model.
+func (j *candScan) onGroups(i int) bool {
+	return j.gform && j.gq != nil && j.gq[i] != nil && !j.sampled.onSample(i)
 }
 
 // groupsOf returns candidate i's grouping on the supports, nil when it has

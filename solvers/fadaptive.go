@@ -139,11 +139,9 @@ type rounds struct {
 	gv           *groupVars
 	msets        [][]int
 	dtree, gtree *model.Tree
-	// gq is each candidate's scoring on its grouping variables (nil: on
-	// its full table), used while the fit is on the grouped tree (gform);
-	// qsets is each candidate's set the scores ask the model for.
-	gq          []*groupedCand
-	gform       bool
+	// qsets is each candidate's set the scores ask the model for: its
+	// grouping variables' (scan.gq) while the fit is on the grouped tree
+	// (scan.gform), else its own.
 	qsets       [][]int
 	gscratch    []float64
 	treeScratch [][]int
@@ -319,8 +317,8 @@ func (r *rounds) score(ctx context.Context, fit *factoredFit) (last bool, err er
 // the grouped tree (gform), a grouped candidate's grouping variables, else
 // its own attributes.
 func (r *rounds) setQueries(gform bool) {
-	r.gform, r.scan.gform = gform, gform
-	if gform && r.gq == nil && r.scan.groups != nil {
+	r.scan.gform = gform
+	if gform && r.scan.gq == nil && r.scan.groups != nil {
 		// The grouped candidates' scoring on their grouping variables
 		// (groupedCand), made at the first fit on the grouped tree; a
 		// coarse pair's base is left out, as its coarse pair's score
@@ -329,31 +327,24 @@ func (r *rounds) setQueries(gform bool) {
 		for _, k := range r.coarse {
 			base[k.base] = true
 		}
-		r.gq = groupedCands(r.gv, r.scan.groups, r.tabs, r.fp.cands, base)
-		r.scan.gq = r.gq
+		r.scan.gq = groupedCands(r.gv, r.scan.groups, r.tabs, r.fp.cands, base)
 	}
 	if r.qsets == nil {
 		r.qsets = make([][]int, len(r.fp.cands))
 	}
 	for i, c := range r.fp.cands {
 		r.qsets[i] = c
-		if gform && r.gq != nil && r.gq[i] != nil {
-			r.qsets[i] = r.gq[i].set
+		if gform && r.scan.gq != nil && r.scan.gq[i] != nil {
+			r.qsets[i] = r.scan.gq[i].set
 		}
 	}
 }
 
-// onGroups reports whether candidate i is scored on its grouping
-// variables on this model (not on a sample of it).
-func (r *rounds) onGroups(i int) bool {
-	return r.gform && r.gq != nil && r.gq[i] != nil && !r.onSample(i)
-}
-
 // bufOf returns the buffer of candidate i's marginal on this model: its
-// groups' (onGroups) or its full table's.
+// groups' (candScan.onGroups) or its full table's.
 func (r *rounds) bufOf(i int) []float64 {
-	if r.onGroups(i) {
-		return r.gq[i].buf
+	if r.scan.onGroups(i) {
+		return r.scan.gq[i].buf
 	}
 	return r.bufs[i]
 }
@@ -410,7 +401,7 @@ func (r *rounds) selectBatch(p *Problem, fit *factoredFit, final bool) (batch []
 		if err != nil {
 			return nil, nil, false, err
 		}
-		batch = append(batch, selected{index: sel, coarse: cp, meas: m, before: slices.Clone(r.bufOf(sel)), onGroups: r.onGroups(sel), sigma: r.sigma, eps: r.eps})
+		batch = append(batch, selected{index: sel, coarse: cp, meas: m, before: slices.Clone(r.bufOf(sel)), onGroups: r.scan.onGroups(sel), sigma: r.sigma, eps: r.eps})
 		r.measured = append(r.measured, c)
 		if cp != nil {
 			r.markInside(r.coarseDone, c)
@@ -466,7 +457,11 @@ func (r *rounds) fitBatch(ctx context.Context, fit *factoredFit, t *model.Tree, 
 	s := r.s
 	grouped := t != r.dtree
 	if debugRound != nil {
-		debugRound(fmt.Sprintf("fit %d on the %s tree: %.0f cells (grouped %.0f, domain %.0f)", r.fits, map[bool]string{true: "grouped", false: "domain's"}[grouped], t.TotalCells(), r.gtree.TotalCells(), r.dtree.TotalCells()))
+		form := "domain's"
+		if grouped {
+			form = "grouped"
+		}
+		debugRound(fmt.Sprintf("fit %d on the %s tree: %.0f cells (grouped %.0f, domain %.0f)", r.fits, form, t.TotalCells(), r.gtree.TotalCells(), r.dtree.TotalCells()))
 	}
 	fit.setForm(grouped, r.gv)
 	ms := make([]fmeas, len(batch))

@@ -89,23 +89,29 @@ func isIdentity(digits []int32) bool {
 	return true
 }
 
-// measurement returns m, a measurement of set on the groups sg (m.gm,
-// m.gy), as a plain measurement of the grouping variables' table: its set
-// is their variables in increasing order and its y the groups' fractions
-// in that set's mixed radix. Its orig is set, its gset its set, and its
-// cells each cell of set's table's index in the new one (the groups' map,
-// renumbered), for toDomain and the rounds' moves.
-func (g *groupVars) measurement(set []int, sg *supportGroups, m fmeas) fmeas {
+// measurement returns m, a measurement of set's groups sg (m.y the
+// groups' fractions in sg's order, gm each cell's group, as
+// sg.cellGroups), as a plain measurement of the grouping variables'
+// table: its set is their variables in increasing order and its y the
+// groups' fractions in that set's mixed radix. Its orig is set, its gset
+// its set, and its cells each cell of set's table's index in the new one
+// (gm renumbered in place), for toDomain and the rounds' moves.
+func (g *groupVars) measurement(set []int, sg *supportGroups, gm []int32, m fmeas) fmeas {
 	mset, to := g.layout(set, sg)
 	y := make([]float64, sg.n)
-	for grp, v := range m.gy {
+	for grp, v := range m.y {
 		y[to[grp]] = v
 	}
-	cells := make([]int32, len(m.gm))
-	for i, grp := range m.gm {
-		cells[i] = to[grp]
+	return fmeas{set: mset, y: y, w: m.w, sigma: m.sigma, orig: set, gset: mset, cells: renumber(gm, to)}
+}
+
+// renumber maps each cell's group in gm through to, in place, and returns
+// gm.
+func renumber(gm, to []int32) []int32 {
+	for i, grp := range gm {
+		gm[i] = to[grp]
 	}
-	return fmeas{set: mset, y: y, w: m.w, sigma: m.sigma, orig: set, gset: mset, cells: cells}
+	return gm
 }
 
 // layout returns the grouping variables of set's groups sg, in increasing
@@ -166,10 +172,9 @@ func groupedCands(gv *groupVars, groups []*supportGroups, tabs [][]int64, cands 
 			continue
 		}
 		set, to := gv.layout(cands[i], sg)
-		gc := &groupedCand{set: set, cells: sg.cellGroups(), tab: make([]float64, sg.n), buf: make([]float64, sg.n)}
+		gc := &groupedCand{set: set, cells: renumber(sg.cellGroups(), to), tab: make([]float64, sg.n), buf: make([]float64, sg.n)}
 		for k, grp := range gc.cells {
-			gc.cells[k] = to[grp]
-			gc.tab[gc.cells[k]] += float64(tabs[i][k])
+			gc.tab[grp] += float64(tabs[i][k])
 		}
 		out[i] = gc
 	}

@@ -83,7 +83,7 @@ func groupedFits(t *testing.T, fx *groupedFixture) (plain, grouped *factoredFit,
 	ms := slices.Clone(fx.oneWay)
 	msets := slices.Clone(sets[:5])
 	for i, m := range fx.grpd {
-		gm := gv.measurement(fx.sets[i], fx.groups[i], m)
+		gm := gv.measurement(fx.sets[i], fx.groups[i], slices.Clone(m.gm), fmeas{y: m.gy, w: m.w, sigma: m.sigma})
 		ms = append(ms, gm)
 		msets = append(msets, gm.set)
 	}

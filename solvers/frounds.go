@@ -91,12 +91,12 @@ func (s *Project) selectRound(fp *factoredPlan, a selectArgs) (int, *coarsePair,
 // the caller charges it.
 func (s *Project) measureRound(p *Problem, scan *candScan, gv *groupVars, sel int, cp *coarsePair, tab []int64, sigma, nHat float64) (fmeas, error) {
 	c := scan.cands[sel]
-	y := make([]float64, len(tab))
 	g := scan.groupsOf(sel)
 	if cp != nil {
 		g = cp.supportGroups
 	}
 	if g == nil {
+		y := make([]float64, len(tab))
 		if err := noisyTable(p, tab, sigma, y); err != nil {
 			return fmeas{}, err
 		}
@@ -113,12 +113,7 @@ func (s *Project) measureRound(p *Problem, scan *candScan, gv *groupVars, sel in
 	}
 	// The grouped measurement: the fit matches the model's group sums to
 	// it.
-	m := toMeas(c, y, sigma, nHat)
-	m.gm, m.gy, m.gr = gm, gy, make([]float64, len(gy))
-	for g, v := range gy {
-		m.gy[g] = v / nHat
-	}
-	return gv.measurement(c, g, m), nil
+	return gv.measurement(c, g, gm, toMeas(c, gy, sigma, nHat)), nil
 }
 
 // selected is one selection of a batch: the candidate, its coarse pair if

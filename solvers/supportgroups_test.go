@@ -264,10 +264,10 @@ func TestRoundsScoresOnGroupingVariables(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.gform {
+		if r.scan.gform {
 			var idx []int
 			for i := range r.fp.cands {
-				if r.onGroups(i) && r.active[i] != nil {
+				if r.scan.onGroups(i) && r.active[i] != nil {
 					idx = append(idx, i)
 				}
 			}
