@@ -29,22 +29,32 @@ const (
 	// IID draws n independent rows from D.
 	IID
 	// Stratified is controlled rounding that also controls marginals
-	// across cliques: the root clique's counts are split as by Systematic;
-	// then, clique by clique, all rows of a chunk that share a separator
-	// value (not only identical partial rows) are split together by
-	// systematic rounding, so that each clique's cell counts stay within
-	// one (per chunk of rows) of their expectation. Which row gets which
-	// outcome is balanced greedily: the rows, in a random order, each take
-	// the outcome with quota left whose deficit against the model's joint
-	// with the row's earlier attributes (and small pairs of them) is
-	// largest; given the separator the new attributes are independent of
-	// the earlier ones, so those targets are the run's counts times the
-	// quotas' shares. Where that would cost too much (many rows times many
-	// outcomes) the outcomes are spread evenly along the rows' order
-	// instead. Each clique's counts are unbiased, as with Systematic.
-	// Within a clique the runs of separator values are drawn in parallel
-	// (GOMAXPROCS workers, at most 8), each from its own stream keyed from
-	// r, so the rows do not depend on the number of workers.
+	// across cliques. Every clique's new attributes are drawn one at a
+	// time, each given the clique's separator and the clique's attributes
+	// before it (the root clique: its first attribute over all n rows by
+	// systematic rounding, then the others one by one). At each such
+	// level, all rows of a chunk that share a separator value (a run, not
+	// only identical partial rows) are split together, and the runs carry
+	// deficits from one to the next: target minus rows for each (value of
+	// an attribute drawn before, outcome), where every row adds the
+	// model's conditional p(x|separator) for every outcome x — given the
+	// separator the outcome is independent of the other attributes drawn
+	// before, so these are the model's joint tables of the outcome with
+	// each of them. A run's quotas round its expected counts corrected by
+	// the mean of its separator values' deficits; then its rows, in a
+	// random order, each take the outcome with quota left whose deficits
+	// against the row's other attributes sum highest. So the rows follow
+	// the model's pair marginals across cliques, where independent
+	// roundings of many small runs would drift by about the square root of
+	// their number. Where the deficit tables would cost too much (many
+	// rows times attributes times outcomes, past a fixed budget per call)
+	// the runs are rounded on their own and balanced within the run, or
+	// their outcomes spread evenly along the rows' order. A count may
+	// stray a little past the one row of plain systematic rounding
+	// (TestStratifiedBounds). The levels are cut into a fixed number of
+	// segments of runs, drawn in parallel (GOMAXPROCS workers, at most 8),
+	// each run from its own stream keyed from r, so the rows do not depend
+	// on the number of workers.
 	Stratified
 )
 
@@ -161,7 +171,9 @@ type sampler struct {
 // row-major, len(rows) = k·len(Sizes()) for k ≤ batch rows, one code per
 // attribute; emit must not keep it after returning. Memory does not grow
 // with n: beside tables as large as the model's cliques (20 bytes per
-// clique cell: cumulative conditionals and alias tables), Systematic keeps
+// clique cell: cumulative conditionals and alias tables; Stratified's
+// conditionals of each clique's attributes one by one, at most 16),
+// Systematic keeps
 // a window of 65,536 rows, shuffled before they are emitted, and IID one
 // batch. Systematic rows are drawn depth first along the tree, so beyond
 // one window their order follows the tree (the root clique's cells in
@@ -200,14 +212,14 @@ func (m *Model) Sample(ctx context.Context, n int64, method SampleMethod, r Rand
 	s := &sampler{ctx: ctx, r: r, na: len(m.t.sizes), sizes: m.t.sizes, batch: batch, emit: emit}
 	s.cur = make([]int32, s.na)
 	s.levels = m.levels()
+	if method == Stratified {
+		return s.strat(n)
+	}
 	for k := range s.levels {
 		s.levels[k].buildAlias()
 	}
 	if method == IID {
 		return s.iid(n)
-	}
-	if method == Stratified {
-		return s.strat(n)
 	}
 	s.win = make([]int32, min(int64(shuffleWindow), n)*int64(s.na))
 	s.outs = make([][]outcome, len(s.levels))
@@ -315,32 +327,7 @@ func (m *Model) levels() []level {
 				dig[q] = 0
 			}
 		}
-		for s0 := 0; s0 < len(l.cum); s0 += np {
-			row := l.cum[s0 : s0+np]
-			acc, last := 0.0, np-1
-			for j, v := range row {
-				if v > 0 {
-					last = j
-				}
-				acc += v
-				row[j] = acc
-			}
-			if !(acc > 0) || math.IsInf(acc, 0) { // unreachable separator value: uniform
-				for j := range row {
-					row[j] = float64(j+1) / float64(np)
-				}
-				last = np - 1
-			} else {
-				for j := range row {
-					row[j] /= acc
-				}
-			}
-			// exactly 1 from the last possible outcome on, so that rounding
-			// never sends a row to an impossible one
-			for j := last; j < np; j++ {
-				row[j] = 1
-			}
-		}
+		cumulate(l.cum, np)
 	}
 	return ls
 }
@@ -394,9 +381,11 @@ type outcome struct {
 
 // split runs systematic rounding of c rows over separator value si's
 // conditional at level l, drawing from r, and appends the outcomes with a
-// positive count (at most c of them).
+// positive count (at most c of them); a single row is drawn from the alias
+// tables where the level has them (one row's systematic rounding is the
+// inverse of the cumulative conditional).
 func (s *sampler) split(l *level, si int, c int64, outs []outcome, r Rand) []outcome {
-	if c == 1 {
+	if c == 1 && l.aliasP != nil {
 		return append(outs, outcome{l.draw(si, r), 1})
 	}
 	row := l.cum[si*l.nNew : (si+1)*l.nNew]

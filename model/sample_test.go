@@ -383,13 +383,19 @@ func TestSampleNeverImpossible(t *testing.T) {
 	}
 }
 
-// TestStratifiedBounds checks Stratified's rounding bound: in one chunk (n
-// up to 2^24/4 rows here), every clique's count of each separator value s
-// and new-attribute cell x is within 1 of N(s)·p(x|s), N(s) the rows with
-// separator value s (the root clique's within 1 of n·belief).
+// TestStratifiedBounds checks that Stratified's counts stay close to the
+// model's: in one chunk (n up to 2^24/4 rows here), every clique's count of
+// each separator value s and new-attribute cell x is within 2 of
+// N(s)·p(x|s), N(s) the rows with separator value s (the root clique's of
+// n·belief). Each run's quotas round its targets corrected by the
+// segment's carried deficits, so a count may stray past the one row of
+// plain systematic rounding; measured here: at most 1.22 rows. Independent
+// rows stray by about √(N(s)·p): tens of rows at n = 123,457.
 func TestStratifiedBounds(t *testing.T) {
 	m := sampleModel(t)
 	defer m.Close()
+	worst := 0.0
+	defer func() { t.Logf("largest distance of a clique cell's count from its expectation: %.3f rows", worst) }()
 	tr := m.Tree()
 	sizes := tr.Sizes()
 	cl := tr.Cliques()
@@ -424,8 +430,10 @@ func TestStratifiedBounds(t *testing.T) {
 				for cell, b := range bel {
 					s := idxSep(cell)
 					want := N[s] * b / sepB[s]
-					if d := math.Abs(got[cell] - want); d >= 1+1e-9 {
-						t.Errorf("n %d seed %d: clique %v cell %d: %v rows, want within 1 of %.3f", n, seed, cl[c], cell, got[cell], want)
+					d := math.Abs(got[cell] - want)
+					worst = max(worst, d)
+					if d >= 2 {
+						t.Errorf("n %d seed %d: clique %v cell %d: %v rows, want within 2 of %.3f", n, seed, cl[c], cell, got[cell], want)
 					}
 				}
 			}
@@ -488,14 +496,8 @@ func TestStratifiedWorkers(t *testing.T) {
 	defer func(w, p, c int) { stratWorkersOverride, minStratParallel, maxStratCells = w, p, c }(stratWorkersOverride, minStratParallel, maxStratCells)
 	defer func() { stratLevelHook = nil }()
 	parallel := 0
-	stratLevelHook = func(parts []stratPart) {
-		busy := 0
-		for _, p := range parts {
-			if p.hi > p.lo {
-				busy++
-			}
-		}
-		if busy > 1 {
+	stratLevelHook = func(par bool) {
+		if par {
 			parallel++
 		}
 	}
@@ -553,5 +555,80 @@ func TestSampleIIDParts(t *testing.T) {
 	})
 	if !errors.Is(err, boom) {
 		t.Errorf("SampleIIDParts with a failing emit = %v, want %v", err, boom)
+	}
+}
+
+// wideSizes and wideCliques: a 32-attribute model shaped as a wide
+// release's junction tree (23 cliques of 2 to 9 attributes, separators of up
+// to 7 attributes, so that 100,000 rows fall into thousands of runs of a few
+// rows each).
+var wideSizes = []int{15, 15, 3, 6, 2, 3, 3, 6, 23, 6, 6, 11, 4, 19, 9, 9, 12, 24, 3, 7, 5, 2, 19, 6, 17, 3, 19, 6, 10, 9, 13, 2}
+
+var wideCliques = [][]int{{0, 1, 2, 4, 6, 15, 20, 21}, {0, 2, 3, 6, 15, 20, 21}, {3, 15, 19}, {0, 6, 15, 20, 21, 23},
+	{0, 6, 21, 23, 27}, {1, 2, 4, 5, 6, 15, 20, 21, 25}, {2, 4, 5, 6, 12, 15, 21, 25}, {4, 5, 6, 12, 25, 31}, {6, 10, 12},
+	{5, 25, 28, 31}, {21, 25, 26, 30}, {2, 4, 12, 14, 15, 21}, {2, 4, 14, 18, 21}, {14, 16, 18}, {1, 2, 4, 5, 7, 20, 21, 25},
+	{4, 5, 7, 9, 20, 25}, {9, 25, 29}, {20, 24, 25}, {20, 22}, {9, 13, 20}, {13, 17, 20}, {4, 5, 7, 8, 9}, {4, 5, 8, 9, 11}}
+
+// TestStratifiedWidePairs: on the wide model (pairwise potentials of scale
+// 0.7 in every clique), n = 100,000 rows, seed 1, over all 496 pairs of
+// attributes (most of them across cliques, the rest inside the large ones):
+// Stratified's mean total variation distance to the model's pair marginals
+// must be below 0.25 of IID's and its largest cell error below 0.5 of
+// IID's. Measured: 0.17 and 0.20 (0.00125 and 0.00086 against 0.00719 and
+// 0.00436); with deficits reset at every run and the cliques' new
+// attributes drawn jointly, 0.43 and 0.39. Deterministic (fixed seeds).
+func TestStratifiedWidePairs(t *testing.T) {
+	tr, err := NewTree(wideSizes, wideCliques)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(tr, &Settings{Workers: 2})
+	defer m.Close()
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, cl := range wideCliques {
+		for x := range cl {
+			for _, b := range cl[x+1:] {
+				set := []int{cl[x], b}
+				g := make([]float64, int(cellsOf(wideSizes, set)))
+				for i := range g {
+					g[i] = r.NormFloat64()
+				}
+				m.AddTheta(set, 0.7, g)
+			}
+		}
+	}
+	m.Calibrate()
+	var sets [][]int
+	for a := range wideSizes {
+		for b := a + 1; b < len(wideSizes); b++ {
+			sets = append(sets, []int{a, b})
+		}
+	}
+	want := make([][]float64, len(sets))
+	for i, s := range sets {
+		want[i] = make([]float64, int(cellsOf(wideSizes, s)))
+	}
+	if err := m.Marginals(sets, want); err != nil {
+		t.Fatal(err)
+	}
+	const n = 100_000
+	tv, maxErr := map[SampleMethod]float64{}, map[SampleMethod]float64{}
+	for _, method := range []SampleMethod{IID, Stratified} {
+		rows, _ := collect(t, m, n, method, 1, 0)
+		for i, s := range sets {
+			got := counts(wideSizes, rows, s)
+			for c, p := range want[i] {
+				d := math.Abs(got[c]/n - p)
+				maxErr[method] = max(maxErr[method], d)
+				tv[method] += d / 2 / float64(len(sets))
+			}
+		}
+	}
+	t.Logf("pairs: mean TV iid %.5f, stratified %.5f; max iid %.5f, stratified %.5f", tv[IID], tv[Stratified], maxErr[IID], maxErr[Stratified])
+	if tv[Stratified] > 0.25*tv[IID] {
+		t.Errorf("Stratified's mean pair TV %.5f is not below 0.25 of IID's %.5f", tv[Stratified], tv[IID])
+	}
+	if maxErr[Stratified] > 0.5*maxErr[IID] {
+		t.Errorf("Stratified's largest pair cell error %.5f is not below 0.5 of IID's %.5f", maxErr[Stratified], maxErr[IID])
 	}
 }

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"encoding/binary"
 	"math"
 	"math/bits"
@@ -51,7 +52,7 @@ var minStratParallel = 4096
 
 // stratLevelHook, when set, sees each level's parts before they are drawn
 // (for tests).
-var stratLevelHook func(parts []stratPart)
+var stratLevelHook func(parallel bool)
 
 // StratifiedBytes is the most memory Stratified sampling of n rows of na
 // attributes holds beside the model's tables: one chunk of rows (4 bytes
@@ -59,14 +60,14 @@ var stratLevelHook func(parts []stratPart)
 // (spread positions and outcomes), the counting sort's buckets (at most 4
 // per row, 16 bytes), the attributes drawn before each clique (8·na²
 // bytes), and, for each of its workers (GOMAXPROCS, at most 8), the greedy
-// balancing's deficit tables (at most 32 MiB) and its tables of attributes
-// and pairs of attributes (32·na² bytes). For 14 attributes: about 116 MiB
-// and 32 MiB per worker.
+// balancing's deficit tables, a run's and a segment's carried ones (at
+// most 32 MiB each), and its tables of attributes and pairs of attributes
+// (32·na² bytes). For 14 attributes: about 116 MiB and 64 MiB per worker.
 func StratifiedBytes(na int, n int64) uint64 {
 	rows := uint64(stratRows(n, na))
 	a := uint64(na)
 	shared := rows*(4*a+44) + 4*(max(4*rows, 1<<16)+1) + 8*a*a + 24*a
-	worker := uint64(8*maxDeficits) + 32*a*a
+	worker := uint64(2*8*maxDeficits) + 32*a*a
 	return shared + uint64(stratWorkers())*worker
 }
 
@@ -90,12 +91,18 @@ type stratState struct {
 
 	// The level being drawn, the key of its runs' streams, and each
 	// worker's part of its runs.
-	k       int
-	runKey  [4]uint64
-	parts   []stratPart
-	workers []stratWorker
-	team    *par.Team // nil: one worker
-	job     stratJob
+	k        int
+	persist  bool     // the level's runs carry their deficits
+	sepTabs  []sepTab // the tables they carry against the separator's attributes and pairs of them
+	carAttrs []int    // and the earlier attributes they carry deficits against
+	carOff   []int    // each one's offset in the deficit tables
+	carCells int      // the carried tables' cells
+	carWork  int      // and their score terms per row
+	runKey   [4]uint64
+	parts    []stratPart
+	workers  []stratWorker
+	team     *par.Team // nil: one worker
+	job      stratJob
 }
 
 // stratPart is one worker's part of a level: the runs at positions lo to
@@ -113,7 +120,19 @@ type stratWorker struct {
 	pairs   [][2]int
 	pairOff []int
 	bases   []int     // one row's offsets in the deficit tables
+	cbases  []int     // and in the carried ones
 	share   []float64 // each outcome's share of the run (greedy balancing)
+
+	// The segment's carried deficits (target minus rows over its runs so
+	// far) per (value of an attribute of carAttrs, outcome), at the
+	// offsets carOff.
+	carried []float64
+	adj     []float64 // the run's quota adjustments, per possible outcome
+	key     []float64 // and their keys for the rows left over
+	cnt     []int64   // and their quotas
+	order   []int32   // the outcomes in order of their keys
+	supp    []int32   // the run's possible outcomes
+	prob    []float64 // and their probabilities
 	_       [64]byte  // keeps the workers' streams on separate cache lines
 }
 
@@ -147,7 +166,9 @@ type stratJob struct {
 
 func (j *stratJob) Run(w, lo, hi int) {
 	st := j.s.st
-	j.s.runPart(&st.workers[w], st.parts[lo/par.MinParallel])
+	for p := lo / par.MinParallel; p < hi/par.MinParallel; p++ {
+		j.s.runPart(&st.workers[w], st.parts[p])
+	}
 }
 
 // greedyPairCells: pairs of earlier attributes with at most this many value
@@ -155,13 +176,16 @@ func (j *stratJob) Run(w, lo, hi int) {
 const greedyPairCells = 2000
 
 // greedyWork is the total number of score terms Stratified spends on greedy
-// balancing per call: a run whose rows × outcomes × (attributes + pairs)
-// would exceed its share (greedyWork / (n · cliques) per row) is spread
-// instead, so that sampling stays fast for any n.
-const greedyWork = 5e8
+// balancing per call (about a second on one core): a level whose carried
+// deficits would cost more than its share per row (greedyWork / (n ·
+// levels): outcomes × attributes drawn before) balances each run on its own,
+// and a run whose rows × outcomes × (attributes + pairs) would exceed it is
+// spread instead, so that sampling stays fast for any n.
+const greedyWork = 2e9
 
-// maxDeficits caps the deficit tables of one run (2^22 float64s, 32 MiB);
-// a run that would need more is spread instead.
+// maxDeficits caps the deficit tables of one run, and a segment's carried
+// ones (2^22 float64s, 32 MiB each); a run that would need more is spread
+// instead, a level that would carry more balances its runs on their own.
 const maxDeficits = 1 << 22
 
 type spread struct {
@@ -179,6 +203,11 @@ func (s *sampler) strat(n int64) error {
 	st := &stratState{buf: make([]int32, chunk*na), order: make([]int32, chunk), tmp: make([]int32, chunk), key: make([]int32, chunk),
 		pos: make([]spread, chunk), outs: make([]outcome, chunk)}
 	s.st = st
+	var chained []level
+	for k := range s.levels {
+		chained = append(chained, levelChain(&s.levels[k])...)
+	}
+	s.levels = chained
 	st.maxWork = int(min(greedyWork/(float64(n)*float64(len(s.levels))), 1<<20))
 	drawn := make([]bool, na)
 	st.earlier = make([][]int, len(s.levels))
@@ -198,7 +227,7 @@ func (s *sampler) strat(n int64) error {
 		workers = stratWorkers()
 	}
 	st.workers = make([]stratWorker, workers)
-	st.parts = make([]stratPart, workers)
+	st.parts = make([]stratPart, stratSegments)
 	st.job.s = s
 	if workers > 1 {
 		st.team = par.NewTeam(workers)
@@ -285,14 +314,18 @@ func (s *sampler) stratChunk() error {
 			st.runKey[q] = s.r.Uint64()
 		}
 		st.k = k
-		s.splitRuns(k, l, R)
+		runs := s.splitRuns(k, l, R)
+		s.levelMode(k, l, R, runs)
+		parallel := len(st.workers) > 1 && R >= minStratParallel && runs > 1
 		if stratLevelHook != nil {
-			stratLevelHook(st.parts)
+			stratLevelHook(parallel)
 		}
-		if len(st.parts) == 1 || st.parts[0].hi == R {
-			s.runPart(&st.workers[0], st.parts[0])
-		} else {
+		if parallel {
 			st.team.For(len(st.parts)*par.MinParallel, par.MinParallel, &st.job)
+		} else {
+			for _, p := range st.parts {
+				s.runPart(&st.workers[0], p)
+			}
 		}
 	}
 	// Shuffle the chunk (its rows are grouped by the root clique's cells)
@@ -343,19 +376,18 @@ func (s *sampler) runWork(k int, l *level, c int) int64 {
 	return r * int64(2+bits.Len64(uint64(r)))
 }
 
-// splitRuns shares the runs of level k among the workers in contiguous
-// parts of about equal work (st.parts); a level of few rows or a single
-// run is one part.
-func (s *sampler) splitRuns(k int, l *level, R int) {
+// stratSegments is the number of segments of a level: contiguous parts of
+// its runs of about equal work, each drawn in order with its own carried
+// state, so that the rows depend on neither the number of workers nor the
+// order in which the workers take the segments.
+const stratSegments = 8
+
+// splitRuns cuts the runs of level k into stratSegments contiguous parts
+// of about equal work (st.parts; some may be empty) and returns the number
+// of runs.
+func (s *sampler) splitRuns(k int, l *level, R int) int {
 	st := s.st
-	W := len(st.parts)
-	st.parts[0] = stratPart{lo: 0, hi: R, run: 0}
-	for p := 1; p < W; p++ {
-		st.parts[p] = stratPart{lo: R, hi: R}
-	}
-	if W == 1 || R < minStratParallel {
-		return
-	}
+	S := len(st.parts)
 	var total int64
 	runs := 0
 	for lo := 0; lo < R; runs++ {
@@ -363,14 +395,15 @@ func (s *sampler) splitRuns(k int, l *level, R int) {
 		total += s.runWork(k, l, hi-lo)
 		lo = hi
 	}
-	if runs == 1 {
-		return
+	st.parts[0] = stratPart{lo: 0, hi: R, run: 0}
+	for p := 1; p < S; p++ {
+		st.parts[p] = stratPart{lo: R, hi: R, run: runs}
 	}
-	// Part p takes the runs whose work starts in [total·p/W, total·(p+1)/W).
+	// Part p takes the runs whose work starts in [total·p/S, total·(p+1)/S).
 	p := 0
 	var acc int64
 	for lo, i := 0, 0; lo < R; i++ {
-		for p+1 < W && acc*int64(W) >= total*int64(p+1) {
+		for p+1 < S && acc*int64(S) >= total*int64(p+1) {
 			st.parts[p].hi = lo
 			p++
 			st.parts[p] = stratPart{lo: lo, hi: R, run: i}
@@ -379,6 +412,71 @@ func (s *sampler) splitRuns(k int, l *level, R int) {
 		acc += s.runWork(k, l, hi-lo)
 		lo = hi
 	}
+	for p+1 < S {
+		st.parts[p].hi = R
+		p++
+		st.parts[p] = stratPart{lo: R, hi: R, run: runs}
+	}
+	return runs
+}
+
+// levelMode decides whether level k's runs carry their deficits from one
+// run to the next within a segment: when adding each row's targets for
+// every outcome against every earlier attribute fits the work budget
+// (earlier attributes × outcomes ≤ maxWork per row), and so does booking
+// each run's against its separator's attributes and small pairs of them
+// (tables × outcomes × runs ≤ maxWork × rows), and the tables fit
+// maxDeficits.
+func (s *sampler) levelMode(k int, l *level, R, runs int) {
+	st := s.st
+	st.sepTabs = st.sepTabs[:0]
+	cells := 0
+	add := func(a, b int) {
+		st.sepTabs = append(st.sepTabs, sepTab{a, b, cells})
+		c := s.sizes[a]
+		if b >= 0 {
+			c *= s.sizes[b]
+		}
+		cells += c * l.nNew
+	}
+	for _, a := range l.sepAttrs {
+		add(a, -1)
+	}
+	for x, a := range l.sepAttrs {
+		for _, b := range l.sepAttrs[x+1:] {
+			if c := s.sizes[a] * s.sizes[b]; c <= greedyPairCells && cells+c*l.nNew <= maxDeficits && int64(len(st.sepTabs)+1)*int64(l.nNew)*int64(runs) <= int64(R)*int64(st.maxWork) {
+				add(a, b)
+			}
+		}
+	}
+	st.carAttrs = append(st.carAttrs[:0], st.earlier[k]...)
+	st.carOff = st.carOff[:0]
+	for _, a := range st.carAttrs {
+		st.carOff = append(st.carOff, cells)
+		cells += s.sizes[a] * l.nNew
+	}
+	st.carCells = cells
+	st.carWork = 0
+	st.persist = runs > 1 && len(st.carAttrs)*l.nNew <= st.maxWork &&
+		int64(len(st.sepTabs))*int64(l.nNew)*int64(runs) <= int64(R)*int64(st.maxWork) && cells <= maxDeficits
+	if st.persist {
+		st.carWork = len(st.carAttrs) * l.nNew
+	}
+}
+
+// sepTab is a carried deficit table against a separator attribute a, or
+// the pair a, b (b ≥ 0), at offset off.
+type sepTab struct {
+	a, b, off int
+}
+
+// base is the offset of row's cells in table t, for nNew outcomes.
+func (t sepTab) base(row []int32, sizes []int, nNew int) int {
+	v := int(row[t.a])
+	if t.b >= 0 {
+		v = v*sizes[t.b] + int(row[t.b])
+	}
+	return t.off + v*nNew
 }
 
 // runPart draws the runs of part p of the current level on worker w.
@@ -386,6 +484,10 @@ func (s *sampler) runPart(w *stratWorker, p stratPart) {
 	st := s.st
 	k := st.k
 	l := &s.levels[k]
+	if p.lo == p.hi {
+		return
+	}
+	s.resetCarry(w, k, l)
 	i := p.run
 	for lo := p.lo; lo < p.hi; i++ {
 		hi := st.runEnd(lo, p.hi)
@@ -464,24 +566,86 @@ func (s *sampler) setRow(l *level, row []int32, j int) {
 
 // assignGreedy gives the rows of the run at positions lo to hi of the
 // order level l's new attributes for separator value si, drawing from
-// worker w's stream: the counts by systematic rounding over the whole run,
-// and each row, in a random order, the outcome with quota left whose
-// deficit against the model's joint with the row's earlier attributes is
-// largest. Given the separator, the new attributes are independent of
-// every earlier attribute (the junction tree's running intersection), so
-// the target of (earlier attribute e = v, outcome x) in the run is
-// N(e = v)·quota_x/N. Where that would cost too much it spreads the
-// outcomes instead.
+// worker w's stream: the quotas by systematic rounding over the whole run
+// (or, where the level carries deficits, by carriedQuotas), and each row, in
+// a random order, the outcome with quota left whose deficit against the
+// model's joint with the row's earlier attributes (and small pairs of them)
+// is largest, within the run and, where the level carries them, over the
+// segment's runs so far. Given the separator, the new attributes are
+// independent of every earlier attribute (the junction tree's running
+// intersection), so the target of (earlier attribute e = v, outcome x) in
+// the run is N(e = v)·quota_x/N. Where that would cost too much it spreads
+// the outcomes instead, or draws them against the carried deficits alone.
 func (s *sampler) assignGreedy(w *stratWorker, k int, l *level, si, lo, hi int) {
 	st := s.st
 	na := s.na
 	run := st.order[lo:hi]
-	outs := s.split(l, si, int64(len(run)), st.outs[lo:lo:hi], &w.rng)
+	var outs []outcome
+	if st.persist {
+		outs = s.carriedQuotas(w, l, si, lo, hi)
+		s.addCarriedTargets(w, l, run)
+	} else {
+		outs = s.split(l, si, int64(len(run)), st.outs[lo:lo:hi], &w.rng)
+	}
 	K := len(outs)
 	ear := st.earlier[k]
-	if K == 1 || len(ear) == 0 || K*len(ear) > st.maxWork {
-		s.spread(l, lo, hi, outs, &w.rng)
+	n, ok := s.runTables(w, ear, K, len(run), st.maxWork-st.carWork)
+	if K == 1 || !ok {
+		if st.persist {
+			s.drawCarried(w, l, lo, hi, outs)
+		} else {
+			s.spread(l, lo, hi, outs, &w.rng)
+		}
 		return
+	}
+	if cap(w.def) < n {
+		w.def = make([]float64, n)
+	}
+	def := w.def[:n]
+	clear(def)
+	c := float64(len(run))
+	// targets: N(e = v)·q_x/N, each row adding the outcomes' shares
+	// q_x/N (w.share) to its cells
+	w.share = resize(w.share, K)
+	for x, o := range outs {
+		w.share[x] = float64(o.c) / c
+	}
+	for _, i := range run {
+		for _, base := range s.rowBases(w, ear, K, st.buf[int(i)*na:int(i+1)*na]) {
+			addShares(def[base:base+K], w.share)
+		}
+	}
+	perm := s.permute(w, lo, hi)
+	// The outcomes' counts are their quotas from here on.
+	for _, i := range perm {
+		row := st.buf[int(i)*na : int(i+1)*na]
+		bs := s.rowBases(w, ear, K, row)
+		var best int
+		if st.persist {
+			cbs := s.carriedBases(w, l, row)
+			best = bestCombined(def, bs, w.carried, cbs, outs)
+			for _, b := range cbs {
+				w.carried[b+outs[best].j]--
+			}
+		} else {
+			best = bestOutcome(def, bs, outs)
+		}
+		outs[best].c--
+		for _, base := range bs {
+			def[base+best]--
+		}
+		s.setRow(l, row, outs[best].j)
+	}
+}
+
+// runTables lays out a run's deficit tables for K outcomes against the
+// earlier attributes ear (w.defOff) and the small pairs of them (w.pairs,
+// w.pairOff) and returns their size, or false where they would cost too
+// much: K·attributes past work (the score terms per row the carried tables
+// leave of maxWork), or past maxDeficits cells.
+func (s *sampler) runTables(w *stratWorker, ear []int, K, rows, work int) (int, bool) {
+	if len(ear) == 0 || K*len(ear) > work {
+		return 0, false
 	}
 	w.defOff = w.defOff[:0]
 	n := 0
@@ -490,66 +654,46 @@ func (s *sampler) assignGreedy(w *stratWorker, k int, l *level, si, lo, hi int) 
 		n += s.sizes[a] * K
 	}
 	if n > maxDeficits {
-		s.spread(l, lo, hi, outs, &w.rng)
-		return
+		return 0, false
 	}
 	w.pairs, w.pairOff = w.pairs[:0], w.pairOff[:0]
 	for x, a := range ear {
 		for _, b := range ear[x+1:] {
-			if c := s.sizes[a] * s.sizes[b]; c <= greedyPairCells && c <= len(run) && K*(len(ear)+len(w.pairs)+1) <= st.maxWork && n+c*K <= maxDeficits {
+			if c := s.sizes[a] * s.sizes[b]; c <= greedyPairCells && c <= rows && K*(len(ear)+len(w.pairs)+1) <= work && n+c*K <= maxDeficits {
 				w.pairs = append(w.pairs, [2]int{a, b})
 				w.pairOff = append(w.pairOff, n)
 				n += s.sizes[a] * s.sizes[b] * K
 			}
 		}
 	}
-	if cap(w.def) < n {
-		w.def = make([]float64, n)
+	return n, true
+}
+
+// rowBases writes row's offset in each of the run's deficit tables (the
+// attributes', then the pairs') into w.bases.
+func (s *sampler) rowBases(w *stratWorker, ear []int, K int, row []int32) []int {
+	bs := w.bases[:0]
+	for q, a := range ear {
+		bs = append(bs, w.defOff[q]+int(row[a])*K)
 	}
-	def := w.def[:n]
-	clear(def)
-	c := float64(len(run))
-	// rowBases writes row's offset in each deficit table (the attributes',
-	// then the pairs') into w.bases.
-	rowBases := func(row []int32) []int {
-		bs := w.bases[:0]
-		for q, a := range ear {
-			bs = append(bs, w.defOff[q]+int(row[a])*K)
-		}
-		for q, pr := range w.pairs {
-			bs = append(bs, w.pairOff[q]+(int(row[pr[0]])*s.sizes[pr[1]]+int(row[pr[1]]))*K)
-		}
-		w.bases = bs
-		return bs
+	for q, pr := range w.pairs {
+		bs = append(bs, w.pairOff[q]+(int(row[pr[0]])*s.sizes[pr[1]]+int(row[pr[1]]))*K)
 	}
-	// targets: N(e = v)·q_x/N, each row adding the outcomes' shares
-	// q_x/N (w.share) to its cells
-	w.share = resize(w.share, K)
-	for x, o := range outs {
-		w.share[x] = float64(o.c) / c
-	}
-	for _, i := range run {
-		for _, base := range rowBases(st.buf[int(i)*na : int(i+1)*na]) {
-			addShares(def[base:base+K], w.share)
-		}
-	}
+	w.bases = bs
+	return bs
+}
+
+// permute returns the run at positions lo to hi of the order in a random
+// order (in st.tmp).
+func (s *sampler) permute(w *stratWorker, lo, hi int) []int32 {
+	st := s.st
 	perm := st.tmp[lo:hi]
-	copy(perm, run)
+	copy(perm, st.order[lo:hi])
 	for x := len(perm) - 1; x > 0; x-- {
 		y := int(boundedUint(&w.rng, uint64(x+1)))
 		perm[x], perm[y] = perm[y], perm[x]
 	}
-	// The outcomes' counts are their quotas from here on.
-	for _, i := range perm {
-		row := st.buf[int(i)*na : int(i+1)*na]
-		bs := rowBases(row)
-		best := bestOutcome(def, bs, outs)
-		outs[best].c--
-		for _, base := range bs {
-			def[base+best]--
-		}
-		s.setRow(l, row, outs[best].j)
-	}
+	return perm
 }
 
 // addShares adds share[x] to d[x] for every outcome x. It and
@@ -583,4 +727,278 @@ func bestOutcome(def []float64, bs []int, outs []outcome) int {
 		}
 	}
 	return best
+}
+
+// resetCarry clears worker w's carried deficits for a segment of level k.
+func (s *sampler) resetCarry(w *stratWorker, k int, l *level) {
+	if !s.st.persist {
+		return
+	}
+	w.carried = resize(w.carried, s.st.carCells)
+	clear(w.carried)
+}
+
+// runSupport writes separator value si's possible outcomes at level l and
+// their probabilities into w.supp and w.prob.
+func (w *stratWorker) runSupport(l *level, si int) {
+	row := l.cum[si*l.nNew : (si+1)*l.nNew]
+	w.supp, w.prob = w.supp[:0], w.prob[:0]
+	prev := 0.0
+	for j, F := range row {
+		if p := F - prev; p > 0 {
+			w.supp = append(w.supp, int32(j))
+			w.prob = append(w.prob, p)
+		}
+		prev = F
+	}
+}
+
+// splitCarried splits c rows over the possible outcomes w.supp by
+// controlled rounding steered by the carried deficits: every outcome gets
+// ⌊c·p_j⌋ rows, and the rows left over go one each to the outcomes with a
+// fractional part whose fractional part plus adj_j (the mean deficit of the
+// run's separator values) is largest: of the roundings that keep every
+// count within one of c·p_j, the one that leaves the least squared
+// deficit. (Without the deficits, always rounding up the largest
+// fractions would send every one-row run to its modal outcome; with them,
+// an outcome rounded up owes the next runs.)
+func (s *sampler) splitCarried(w *stratWorker, c int64, outs []outcome) []outcome {
+	cf := float64(c)
+	w.order = w.order[:0]
+	left := c
+	for x, p := range w.prob {
+		e := cf * p
+		f := math.Floor(e)
+		left -= int64(f)
+		w.cnt = append(w.cnt[:x], int64(f))
+		w.key = append(w.key[:x], math.Inf(-1))
+		if e > f {
+			w.key[x] = e - f + w.adj[x]
+			w.order = append(w.order, int32(x))
+		}
+	}
+	if left > int64(len(w.order)) { // rounding: every possible outcome may take one
+		w.order = w.order[:0]
+		for x := range w.supp {
+			w.key[x] = w.adj[x]
+			w.order = append(w.order, int32(x))
+		}
+	}
+	key := w.key
+	slices.SortFunc(w.order, func(a, b int32) int {
+		if c := cmp.Compare(key[b], key[a]); c != 0 {
+			return c
+		}
+		return int(a - b)
+	})
+	for _, x := range w.order[:min(left, int64(len(w.order)))] {
+		w.cnt[x]++
+	}
+	// Floors that floating-point rounding pushed past c rows give the
+	// excess back, one row each from the last outcomes that have any.
+	for x := len(w.supp) - 1; left < 0 && x >= 0; x-- {
+		if w.cnt[x] > 0 {
+			w.cnt[x]--
+			left++
+		}
+	}
+	for x, j := range w.supp {
+		if w.cnt[x] > 0 {
+			outs = append(outs, outcome{int(j), w.cnt[x]})
+		}
+	}
+	return outs
+}
+
+// addCarriedTargets adds, for every row of run, its run's conditional p_j
+// of every possible outcome j (w.supp, w.prob) to the carried deficits of
+// its earlier attributes' values.
+func (s *sampler) addCarriedTargets(w *stratWorker, l *level, run []int32) {
+	st := s.st
+	ear, off := st.carAttrs, st.carOff
+	for _, i := range run {
+		row := st.buf[int(i)*s.na : int(i+1)*s.na]
+		for q, a := range ear {
+			d := w.carried[off[q]+int(row[a])*l.nNew:]
+			for x, j := range w.supp {
+				d[j] += w.prob[x]
+			}
+		}
+	}
+}
+
+// carriedBases writes row's offsets in the carried deficit tables of its
+// earlier attributes into w.cbases.
+func (s *sampler) carriedBases(w *stratWorker, l *level, row []int32) []int {
+	st := s.st
+	bs := w.cbases[:0]
+	for q, a := range st.carAttrs {
+		bs = append(bs, st.carOff[q]+int(row[a])*l.nNew)
+	}
+	w.cbases = bs
+	return bs
+}
+
+// drawCarried gives the rows of the run at positions lo to hi of the order,
+// in a random order, the outcomes of outs (their counts the quotas), each
+// row the outcome with quota left whose carried deficits against its
+// earlier attributes sum highest.
+func (s *sampler) drawCarried(w *stratWorker, l *level, lo, hi int, outs []outcome) {
+	st := s.st
+	for _, i := range s.permute(w, lo, hi) {
+		row := st.buf[int(i)*s.na : int(i+1)*s.na]
+		cbs := s.carriedBases(w, l, row)
+		best := bestCombined(nil, nil, w.carried, cbs, outs)
+		j := outs[best].j
+		outs[best].c--
+		for _, b := range cbs {
+			w.carried[b+j]--
+		}
+		s.setRow(l, row, j)
+	}
+}
+
+// carriedQuotas returns the quotas of the run at positions lo to hi
+// (separator value si) at level l: c·p_j plus the mean of the carried
+// deficits of its separator's attributes and pairs (the least-squares
+// correction of them all, as every row of the run adds to each of them),
+// rounded; and it books the run's targets and quotas in those deficits. It
+// leaves the run's possible outcomes in w.supp and w.prob.
+func (s *sampler) carriedQuotas(w *stratWorker, l *level, si, lo, hi int) []outcome {
+	st := s.st
+	def := w.carried
+	nNew := l.nNew
+	w.runSupport(l, si)
+	first := st.buf[int(st.order[lo])*s.na:]
+	w.adj = resize(w.adj, len(w.supp))
+	clear(w.adj)
+	inv := 1 / float64(len(st.sepTabs))
+	for _, t := range st.sepTabs {
+		d := def[t.base(first, s.sizes, nNew):]
+		for x, j := range w.supp {
+			w.adj[x] += d[j] * inv
+		}
+	}
+	outs := s.splitCarried(w, int64(hi-lo), st.outs[lo:lo:hi])
+	cf := float64(hi - lo)
+	for _, t := range st.sepTabs {
+		d := def[t.base(first, s.sizes, nNew):]
+		for x, j := range w.supp {
+			d[j] += cf * w.prob[x]
+		}
+		for _, o := range outs {
+			d[o.j] -= float64(o.c)
+		}
+	}
+	return outs
+}
+
+// bestCombined returns the first of the outcomes with quota (count) left
+// whose run deficits at the offsets bs (outcome x at base+x) and carried
+// deficits at the offsets cbs (outcome j at base+j) sum highest.
+func bestCombined(def []float64, bs []int, carried []float64, cbs []int, outs []outcome) int {
+	best, bestScore := -1, math.Inf(-1)
+	for x := range outs {
+		if outs[x].c == 0 {
+			continue
+		}
+		sc := 0.0
+		for _, b := range bs {
+			sc += def[b+x]
+		}
+		j := outs[x].j
+		for _, b := range cbs {
+			sc += carried[b+j]
+		}
+		if sc > bestScore {
+			best, bestScore = x, sc
+		}
+	}
+	return best
+}
+
+// levelChain splits a level of several new attributes into one level per
+// attribute: each new attribute given the separator and the new attributes
+// before it (the level's conditional, summed over the later ones), so that
+// each attribute is drawn against the deficits of every attribute drawn
+// before it; the root clique (no separator) becomes the first attribute
+// alone, then the others one by one.
+func levelChain(l *level) []level {
+	attrs, sizes := l.newAttrs, l.newSizes
+	if len(attrs) < 2 {
+		return []level{*l}
+	}
+	// The level's conditional probabilities, then their sums over the
+	// last new attributes, one more at each step.
+	p := make([]float64, len(l.cum))
+	for s0 := 0; s0 < len(p); s0 += l.nNew {
+		prev := 0.0
+		for j, F := range l.cum[s0 : s0+l.nNew] {
+			p[s0+j] = max(F-prev, 0)
+			prev = F
+		}
+	}
+	chain := make([]level, len(attrs))
+	for i := len(attrs) - 1; i >= 0; i-- {
+		c := &chain[i]
+		c.newAttrs, c.newSizes, c.nNew = []int{attrs[i]}, []int{sizes[i]}, sizes[i]
+		inner := 1 // cells of the new attributes before i
+		for t := range i {
+			inner *= sizes[t]
+		}
+		for q, a := range l.sepAttrs {
+			c.sepAttrs = append(c.sepAttrs, a)
+			c.sepStrides = append(c.sepStrides, l.sepStrides[q]*inner)
+		}
+		stride := inner
+		for t := range i {
+			stride /= sizes[t]
+			c.sepAttrs = append(c.sepAttrs, attrs[t])
+			c.sepStrides = append(c.sepStrides, stride)
+		}
+		c.cum = make([]float64, len(p))
+		copy(c.cum, p)
+		cumulate(c.cum, c.nNew)
+		if i > 0 { // sum out attribute i
+			q := make([]float64, len(p)/sizes[i])
+			for s0 := range q {
+				for _, v := range p[s0*sizes[i] : (s0+1)*sizes[i]] {
+					q[s0] += v
+				}
+			}
+			p = q
+		}
+	}
+	return chain
+}
+
+// cumulate turns each row of np probabilities of tab into its cumulative
+// conditional: normalised, uniform where the row is empty (an unreachable
+// separator value), and exactly 1 from the last possible outcome on, so
+// that rounding never sends a row to an impossible one.
+func cumulate(tab []float64, np int) {
+	for s0 := 0; s0 < len(tab); s0 += np {
+		row := tab[s0 : s0+np]
+		acc, last := 0.0, np-1
+		for j, v := range row {
+			if v > 0 {
+				last = j
+			}
+			acc += v
+			row[j] = acc
+		}
+		if !(acc > 0) || math.IsInf(acc, 0) {
+			for j := range row {
+				row[j] = float64(j+1) / float64(np)
+			}
+			last = np - 1
+		} else {
+			for j := range row {
+				row[j] /= acc
+			}
+		}
+		for j := last; j < np; j++ {
+			row[j] = 1
+		}
+	}
 }

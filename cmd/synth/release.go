@@ -77,7 +77,7 @@ func (o *releaseOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Solver, "solver", "project", "solver: "+strings.Join(solvers.Names(), ", "))
 	fs.StringVar(&o.Setting, "setting", "tuned", "solver setting: tuned or paper (the seeds' printed parameters)")
 	fs.Int64Var(&o.Rows, "rows", 0, "synthetic rows to write (default n; more rows cost no privacy)")
-	fs.StringVar(&o.Sampling, "sampling", "balanced", "how rows are drawn from the distribution: balanced (each cell within one of N·D, workload answers kept close to D's), systematic (each cell within one of N·D, unbiased) or iid; on the factored model balanced is stratified rounding along the junction tree")
+	fs.StringVar(&o.Sampling, "sampling", "balanced", "how rows are drawn from the distribution: balanced (each cell within one of N·D, workload answers kept close to D's), systematic (each cell within one of N·D, unbiased) or iid; on the factored model balanced is stratified rounding along the junction tree, each attribute drawn against its deficits with the attributes drawn before it (clique cells within a row or two of N·D)")
 	fs.StringVar(&o.Bins, "bins", "", "numeric bins, integer buckets and date or timestamp bins become: midpoint (bin midpoint, bucket middle integer, a date or timestamp bin's start; the default), label (the text \"[20, 30)\", \"2020-03\"), lower-upper (two columns ATTR_lower, ATTR_upper) or uniform (a draw in the bin)")
 	fs.StringVar(&o.IntegerValues, "integer-values", "", "integer buckets only, as --bins (point = the bucket's middle integer)")
 	fs.StringVar(&o.NumericValues, "numeric-values", "", "numeric bins only, as --bins (point = midpoint)")
