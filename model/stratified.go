@@ -50,8 +50,8 @@ func stratWorkers() int {
 // tests).
 var minStratParallel = 4096
 
-// stratLevelHook, when set, sees each level's parts before they are drawn
-// (for tests).
+// stratLevelHook, when set, is told before each level is drawn whether its
+// segments are drawn in parallel (for tests).
 var stratLevelHook func(parallel bool)
 
 // StratifiedBytes is the most memory Stratified sampling of n rows of na
@@ -105,8 +105,8 @@ type stratState struct {
 	job      stratJob
 }
 
-// stratPart is one worker's part of a level: the runs at positions lo to
-// hi of the order, the first of them the level's run number run.
+// stratPart is a segment of a level: the runs at positions lo to hi of the
+// order, the first of them the level's run number run.
 type stratPart struct {
 	lo, hi, run int
 }
@@ -158,8 +158,9 @@ func (r *runRand) Uint64() uint64 { return r.c.Uint64() }
 // privacy.Rand's).
 func (r *runRand) Float64() float64 { return float64(r.c.Uint64()>>11) * 0x1p-53 }
 
-// stratJob draws worker w's part of a level (the team splits
-// [0, workers·par.MinParallel) into one block of par.MinParallel each).
+// stratJob draws worker w's segments of a level (the team splits
+// [0, stratSegments·par.MinParallel) into contiguous blocks of
+// par.MinParallel, one per segment).
 type stratJob struct {
 	s *sampler
 }
