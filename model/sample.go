@@ -40,18 +40,20 @@ const (
 	// model's conditional p(x|separator) for every outcome x — given the
 	// separator the outcome is independent of the other attributes drawn
 	// before, so these are the model's joint tables of the outcome with
-	// each of them. A run's quotas round its expected counts corrected by
-	// the mean of its separator values' deficits; then its rows, in a
-	// random order, each take the outcome with quota left whose deficits
-	// against the row's other attributes sum highest. So the rows follow
+	// each of them. A run's quotas keep every count within one row of its
+	// expectation, rounding up the outcomes whose fractional parts plus the
+	// mean deficit of the run's separator values (and small pairs of them)
+	// are largest; then its rows, in a random order, each take the outcome
+	// with quota left whose deficits against the row's other attributes
+	// (within the run and carried) sum highest. So the rows follow
 	// the model's pair marginals across cliques, where independent
 	// roundings of many small runs would drift by about the square root of
 	// their number. Where the deficit tables would cost too much (many
 	// rows times attributes times outcomes, past a fixed budget per call)
 	// the runs are rounded on their own and balanced within the run, or
-	// their outcomes spread evenly along the rows' order. A count may
-	// stray a little past the one row of plain systematic rounding
-	// (TestStratifiedBounds). The levels are cut into a fixed number of
+	// their outcomes spread evenly along the rows' order. A clique's cell,
+	// drawn over several such levels, may stray a little past the one row
+	// of plain systematic rounding (TestStratifiedBounds). The levels are cut into a fixed number of
 	// segments of runs, drawn in parallel (GOMAXPROCS workers, at most 8),
 	// each run from its own stream keyed from r, so the rows do not depend
 	// on the number of workers.

@@ -787,8 +787,8 @@ func (s *sampler) splitCarried(w *stratWorker, c int64, outs []outcome) []outcom
 	}
 	key := w.key
 	slices.SortFunc(w.order, func(a, b int32) int {
-		if c := cmp.Compare(key[b], key[a]); c != 0 {
-			return c
+		if d := cmp.Compare(key[b], key[a]); d != 0 {
+			return d
 		}
 		return int(a - b)
 	})
