@@ -53,10 +53,10 @@ const (
 	// the runs are rounded on their own and balanced within the run, or
 	// their outcomes spread evenly along the rows' order. A clique's cell,
 	// drawn over several such levels, may stray a little past the one row
-	// of plain systematic rounding (TestStratifiedBounds). The levels are cut into a fixed number of
-	// segments of runs, drawn in parallel (GOMAXPROCS workers, at most 8),
-	// each run from its own stream keyed from r, so the rows do not depend
-	// on the number of workers.
+	// of plain systematic rounding (TestStratifiedBounds). The levels are
+	// cut into a fixed number of segments of runs, drawn in parallel
+	// (GOMAXPROCS workers, at most 8), each run from its own stream keyed
+	// from r, so the rows do not depend on the number of workers.
 	Stratified
 )
 
@@ -175,12 +175,11 @@ type sampler struct {
 // with n: beside tables as large as the model's cliques (20 bytes per
 // clique cell: cumulative conditionals and alias tables; Stratified's
 // conditionals of each clique's attributes one by one, at most 16),
-// Systematic keeps
-// a window of 65,536 rows, shuffled before they are emitted, and IID one
-// batch. Systematic rows are drawn depth first along the tree, so beyond
-// one window their order follows the tree (the root clique's cells in
-// order): callers that need a uniformly random order of more rows must
-// shuffle further.
+// Systematic keeps a window of 65,536 rows, shuffled before they are
+// emitted, and IID one batch. Systematic rows are drawn depth first along
+// the tree, so beyond one window their order follows the tree (the root
+// clique's cells in order): callers that need a uniformly random order of
+// more rows must shuffle further.
 //
 // Systematic splits each group of c identical partial rows over the next
 // clique's conditional p(·|separator) by systematic rounding with a fresh

@@ -380,8 +380,8 @@ func (s *sampler) runWork(k int, l *level, c int) int64 {
 // stratSegments is the number of segments of a level: contiguous parts of
 // its runs of about equal work, each drawn in order with its own carried
 // state, so that the rows depend on neither the number of workers nor the
-// order in which the workers take the segments.
-const stratSegments = 8
+// order in which the workers take the segments. One per possible worker.
+const stratSegments = maxStratWorkers
 
 // splitRuns cuts the runs of level k into stratSegments contiguous parts
 // of about equal work (st.parts; some may be empty) and returns the number
@@ -620,23 +620,29 @@ func (s *sampler) assignGreedy(w *stratWorker, k int, l *level, si, lo, hi int) 
 	// The outcomes' counts are their quotas from here on.
 	for _, i := range perm {
 		row := st.buf[int(i)*na : int(i+1)*na]
-		bs := s.rowBases(w, ear, K, row)
-		var best int
-		if st.persist {
-			cbs := s.carriedBases(w, l, row)
-			best = bestCombined(def, bs, w.carried, cbs, outs)
-			for _, b := range cbs {
-				w.carried[b+outs[best].j]--
-			}
-		} else {
-			best = bestOutcome(def, bs, outs)
-		}
-		outs[best].c--
-		for _, base := range bs {
-			def[base+best]--
-		}
-		s.setRow(l, row, outs[best].j)
+		s.takeBest(w, l, row, def, s.rowBases(w, ear, K, row), outs)
 	}
+}
+
+// takeBest gives row the outcome of outs with quota left whose run
+// deficits (def at the offsets bs, outcome x at base+x) plus, where the
+// level carries them, carried deficits sum highest, and books it: one
+// quota and one row off each deficit.
+func (s *sampler) takeBest(w *stratWorker, l *level, row []int32, def []float64, bs []int, outs []outcome) {
+	var cbs []int
+	if s.st.persist {
+		cbs = s.carriedBases(w, l, row)
+	}
+	best := bestOutcome(def, bs, w.carried, cbs, outs)
+	j := outs[best].j
+	outs[best].c--
+	for _, b := range bs {
+		def[b+best]--
+	}
+	for _, b := range cbs {
+		w.carried[b+j]--
+	}
+	s.setRow(l, row, j)
 }
 
 // runTables lays out a run's deficit tables for K outcomes against the
@@ -707,27 +713,6 @@ func addShares(d []float64, share []float64) {
 	for x := range d {
 		d[x] += share[x]
 	}
-}
-
-// bestOutcome returns the first of the outcomes with quota (count) left
-// whose deficits at the offsets bs sum highest.
-//
-//go:noinline
-func bestOutcome(def []float64, bs []int, outs []outcome) int {
-	best, bestScore := -1, math.Inf(-1)
-	for x := range outs {
-		if outs[x].c == 0 {
-			continue
-		}
-		sc := 0.0
-		for _, base := range bs {
-			sc += def[base+x]
-		}
-		if sc > bestScore {
-			best, bestScore = x, sc
-		}
-	}
-	return best
 }
 
 // resetCarry clears worker w's carried deficits for a segment of level k.
@@ -816,11 +801,9 @@ func (s *sampler) splitCarried(w *stratWorker, c int64, outs []outcome) []outcom
 // its earlier attributes' values.
 func (s *sampler) addCarriedTargets(w *stratWorker, l *level, run []int32) {
 	st := s.st
-	ear, off := st.carAttrs, st.carOff
 	for _, i := range run {
-		row := st.buf[int(i)*s.na : int(i+1)*s.na]
-		for q, a := range ear {
-			d := w.carried[off[q]+int(row[a])*l.nNew:]
+		for _, b := range s.carriedBases(w, l, st.buf[int(i)*s.na:int(i+1)*s.na]) {
+			d := w.carried[b:]
 			for x, j := range w.supp {
 				d[j] += w.prob[x]
 			}
@@ -847,15 +830,7 @@ func (s *sampler) carriedBases(w *stratWorker, l *level, row []int32) []int {
 func (s *sampler) drawCarried(w *stratWorker, l *level, lo, hi int, outs []outcome) {
 	st := s.st
 	for _, i := range s.permute(w, lo, hi) {
-		row := st.buf[int(i)*s.na : int(i+1)*s.na]
-		cbs := s.carriedBases(w, l, row)
-		best := bestCombined(nil, nil, w.carried, cbs, outs)
-		j := outs[best].j
-		outs[best].c--
-		for _, b := range cbs {
-			w.carried[b+j]--
-		}
-		s.setRow(l, row, j)
+		s.takeBest(w, l, st.buf[int(i)*s.na:int(i+1)*s.na], nil, nil, outs)
 	}
 }
 
@@ -894,10 +869,12 @@ func (s *sampler) carriedQuotas(w *stratWorker, l *level, si, lo, hi int) []outc
 	return outs
 }
 
-// bestCombined returns the first of the outcomes with quota (count) left
+// bestOutcome returns the first of the outcomes with quota (count) left
 // whose run deficits at the offsets bs (outcome x at base+x) and carried
 // deficits at the offsets cbs (outcome j at base+j) sum highest.
-func bestCombined(def []float64, bs []int, carried []float64, cbs []int, outs []outcome) int {
+//
+//go:noinline
+func bestOutcome(def []float64, bs []int, carried []float64, cbs []int, outs []outcome) int {
 	best, bestScore := -1, math.Inf(-1)
 	for x := range outs {
 		if outs[x].c == 0 {
