@@ -61,13 +61,15 @@ var stratLevelHook func(parallel bool)
 // per row, 16 bytes), the attributes drawn before each clique (8·na²
 // bytes), and, for each of its workers (GOMAXPROCS, at most 8), the greedy
 // balancing's deficit tables, a run's and a segment's carried ones (at
-// most 32 MiB each), and its tables of attributes and pairs of attributes
-// (32·na² bytes). For 14 attributes: about 116 MiB and 64 MiB per worker.
+// most 32 MiB each), the rows counted per slot of them and the slots
+// counted (at most 8 MiB each), and its tables of attributes and pairs of
+// attributes (32·na² bytes). For 14 attributes: about 116 MiB and 80 MiB
+// per worker.
 func StratifiedBytes(na int, n int64) uint64 {
 	rows := uint64(stratRows(n, na))
 	a := uint64(na)
 	shared := rows*(4*a+44) + 4*(max(4*rows, 1<<16)+1) + 8*a*a + 24*a
-	worker := uint64(2*8*maxDeficits) + 32*a*a
+	worker := uint64(2*8*maxDeficits+2*4*maxDeficits/2) + 32*a*a
 	return shared + uint64(stratWorkers())*worker
 }
 
@@ -122,6 +124,8 @@ type stratWorker struct {
 	bases   []int     // one row's offsets in the deficit tables
 	cbases  []int     // and in the carried ones
 	share   []float64 // each outcome's share of the run (greedy balancing)
+	hits    []int32   // rows of the run per deficit-table slot (targets)
+	touched []int32   // the slots with hits
 
 	// The segment's carried deficits (target minus rows over its runs so
 	// far) per (value of an attribute of carAttrs, outcome), at the
@@ -458,7 +462,7 @@ func (s *sampler) levelMode(k int, l *level, R, runs int) {
 	}
 	st.carCells = cells
 	st.carWork = 0
-	st.persist = runs > 1 && len(st.carAttrs)*l.nNew <= st.maxWork &&
+	st.persist = runs > 1 && l.nNew > 1 && len(st.carAttrs)*l.nNew <= st.maxWork &&
 		int64(len(st.sepTabs))*int64(l.nNew)*int64(runs) <= int64(R)*int64(st.maxWork) && cells <= maxDeficits
 	if st.persist {
 		st.carWork = len(st.carAttrs) * l.nNew
@@ -611,11 +615,16 @@ func (s *sampler) assignGreedy(w *stratWorker, k int, l *level, si, lo, hi int) 
 	for x, o := range outs {
 		w.share[x] = float64(o.c) / c
 	}
+	w.touched = w.touched[:0]
+	w.hitSlots(n / K)
 	for _, i := range run {
-		for _, base := range s.rowBases(w, ear, K, st.buf[int(i)*na:int(i+1)*na]) {
-			addShares(def[base:base+K], w.share)
-		}
+		w.hit(s.rowBases(w, ear, K, st.buf[int(i)*na:int(i+1)*na]), K)
 	}
+	for _, t := range w.touched {
+		scaleShares(def[int(t)*K:int(t+1)*K], w.share, float64(w.hits[t]))
+		w.hits[t] = 0
+	}
+	w.touched = w.touched[:0]
 	perm := s.permute(w, lo, hi)
 	// The outcomes' counts are their quotas from here on.
 	for _, i := range perm {
@@ -703,15 +712,38 @@ func (s *sampler) permute(w *stratWorker, lo, hi int) []int32 {
 	return perm
 }
 
-// addShares adds share[x] to d[x] for every outcome x. It and
+// hit counts a row at the deficit-table offsets bs (multiples of the
+// slot width K): the targets are added per slot once the run's rows are
+// counted, c·share in place of c additions of share.
+// The caller sizes hits (hitSlots) to the tables' slots first.
+func (w *stratWorker) hit(bs []int, K int) {
+	for _, b := range bs {
+		t := b / K
+		if w.hits[t] == 0 {
+			w.touched = append(w.touched, int32(t))
+		}
+		w.hits[t]++
+	}
+}
+
+// hitSlots makes hits hold m slots, all zero (hit leaves them so). A
+// run's tables have at most maxDeficits/2 slots (K ≥ 2 outcomes), and so
+// do the carried ones (a level carries only with 2 or more outcomes).
+func (w *stratWorker) hitSlots(m int) {
+	if len(w.hits) < m {
+		w.hits = make([]int32, max(m, min(2*len(w.hits), maxDeficits/2)))
+	}
+}
+
+// scaleShares adds c·share[x] to d[x] for every outcome x. It and
 // bestOutcome are not inlined: in assignGreedy their loops would spill
 // registers (the greedy balancing ran 10% slower).
 //
 //go:noinline
-func addShares(d []float64, share []float64) {
+func scaleShares(d []float64, share []float64, c float64) {
 	share = share[:len(d)]
 	for x := range d {
-		d[x] += share[x]
+		d[x] += c * share[x]
 	}
 }
 
@@ -801,14 +833,19 @@ func (s *sampler) splitCarried(w *stratWorker, c int64, outs []outcome) []outcom
 // its earlier attributes' values.
 func (s *sampler) addCarriedTargets(w *stratWorker, l *level, run []int32) {
 	st := s.st
+	w.touched = w.touched[:0]
+	w.hitSlots(st.carCells / l.nNew)
 	for _, i := range run {
-		for _, b := range s.carriedBases(w, l, st.buf[int(i)*s.na:int(i+1)*s.na]) {
-			d := w.carried[b:]
-			for x, j := range w.supp {
-				d[j] += w.prob[x]
-			}
-		}
+		w.hit(s.carriedBases(w, l, st.buf[int(i)*s.na:int(i+1)*s.na]), l.nNew)
 	}
+	for _, t := range w.touched {
+		d, c := w.carried[int(t)*l.nNew:], float64(w.hits[t])
+		for x, j := range w.supp {
+			d[j] += c * w.prob[x]
+		}
+		w.hits[t] = 0
+	}
+	w.touched = w.touched[:0]
 }
 
 // carriedBases writes row's offsets in the carried deficit tables of its
