@@ -103,6 +103,9 @@ type RefPoint struct {
 	// Runs is the number of runs averaged, when measured here (0: a
 	// published figure).
 	Runs int
+	// MaxSD and L1SD are the runs' standard deviations of max error and
+	// mean marginal L1 (NaN with fewer than two runs, or published).
+	MaxSD, L1SD float64
 }
 
 // grid5 is the ε grid of the GEM/PEP small-ADULT protocol.

@@ -67,7 +67,10 @@ func parseRefs(b []byte) ([]refRun, error) {
 func measuredRefs(runs []refRun, name string) []Reference {
 	var refs []Reference
 	for _, m := range []string{"aim", "mst"} {
-		type acc struct{ n, max, l1, secs float64 }
+		type acc struct {
+			n, max, l1, secs float64
+			maxes, l1s       []float64
+		}
 		by := map[float64]*acc{}
 		var eps []float64
 		for _, r := range runs {
@@ -85,6 +88,7 @@ func measuredRefs(runs []refRun, name string) []Reference {
 				a.max += r.max
 				a.l1 += r.l1
 				a.secs += r.secs
+				a.maxes, a.l1s = append(a.maxes, r.max), append(a.l1s, r.l1)
 			}
 		}
 		if len(eps) == 0 {
@@ -100,6 +104,7 @@ func measuredRefs(runs []refRun, name string) []Reference {
 				rp.Max, rp.L1, rp.Seconds = a.max/a.n, a.l1/a.n, a.secs/a.n
 				lo, hi = min(lo, rp.Seconds), max(hi, rp.Seconds)
 			}
+			rp.MaxSD, rp.L1SD = summarise(a.maxes).SD, summarise(a.l1s).SD
 			ref.Points = append(ref.Points, rp)
 		}
 		if hi >= lo {
