@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 )
 
-//go:embed adult adult-gem adult-reduced arrests beps collegedistance cps1988 cpssw8 doctorvisits fertility gssvocab healthins hmda nltcs slid smokeban titanic wvs
+//go:embed adult adult-gem adult-reduced arrests beps collegedistance cps1988 cpssw8 doctorvisits fertility gssvocab healthins hmda mplsstops nltcs slid smokeban titanic wvs
 var files embed.FS
 
 // Dataset names a shipped dataset and its files inside FS.
@@ -34,6 +34,7 @@ var All = []Dataset{
 	{"gssvocab", "gssvocab/gssvocab.csv", "gssvocab/gssvocab-domain.json", 28867},
 	{"healthins", "healthins/healthins.csv", "healthins/healthins-domain.json", 8802},
 	{"hmda", "hmda/hmda.csv", "hmda/hmda-domain.json", 2380},
+	{"mplsstops", "mplsstops/mplsstops.csv.gz", "mplsstops/mplsstops-domain.json", 51920},
 	{"nltcs", "nltcs/nltcs.csv", "nltcs/nltcs-domain.json", 21574},
 	{"slid", "slid/slid.csv", "slid/slid-domain.json", 7425},
 	{"smokeban", "smokeban/smokeban.csv", "smokeban/smokeban-domain.json", 10000},

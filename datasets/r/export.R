@@ -1,5 +1,5 @@
 # Exports the R-package tables shipped in datasets/ as CSV, unchanged (every
-# column of each data set). Run from the repository root with Debian's
+# column of each data set but those `drop` names below). Run from the repository root with Debian's
 # r-cran-aer and r-cran-cardata installed:
 #
 #   Rscript datasets/r/export.R
@@ -18,7 +18,8 @@ out <- function(d, dir, file) {
 }
 
 # package, data set, folder (and CSV name): one row per shipped table.
-# fertility's CSV is shipped gzip-compressed: compress it after a run.
+# fertility's and mplsstops' CSVs are shipped gzip-compressed: compress them
+# after a run.
 tables <- read.table(header = TRUE, stringsAsFactors = FALSE, text = "
 package  set              folder
 AER      CPS1988          cps1988
@@ -34,10 +35,18 @@ carData  WVS              wvs
 AER      CollegeDistance  collegedistance
 AER      CPSSW8           cpssw8
 carData  BEPS             beps
+carData  MplsStops        mplsstops
 ")
+
+# Columns left out of a table (every other table keeps all of its columns):
+# MplsStops' incident identifier, its coordinates and its neighbourhood
+# (whose 84 or 87 names the documentation does not list).
+drop <- list(mplsstops = c("idNum", "lat", "long", "neighborhood"))
 
 for (i in seq_len(nrow(tables))) {
   e <- new.env()
   data(list = tables$set[i], package = tables$package[i], envir = e)
-  out(get(tables$set[i], envir = e), file.path("datasets", tables$folder[i]), paste0(tables$folder[i], ".csv"))
+  d <- get(tables$set[i], envir = e)
+  d <- d[, setdiff(names(d), drop[[tables$folder[i]]]), drop = FALSE]
+  out(d, file.path("datasets", tables$folder[i]), paste0(tables$folder[i], ".csv"))
 }
