@@ -726,12 +726,15 @@ func (w *stratWorker) hit(bs []int, K int) {
 	}
 }
 
-// hitSlots makes hits hold m slots, all zero (hit leaves them so). A
-// run's tables have at most maxDeficits/2 slots (K ≥ 2 outcomes), and so
-// do the carried ones (a level carries only with 2 or more outcomes).
+// hitSlots makes hits hold m slots, all zero (hit leaves them so), and
+// touched room for m, so that hit never grows it. A run's tables have at
+// most maxDeficits/2 slots (K ≥ 2 outcomes), and so do the carried ones (a
+// level carries only with 2 or more outcomes).
 func (w *stratWorker) hitSlots(m int) {
 	if len(w.hits) < m {
-		w.hits = make([]int32, max(m, min(2*len(w.hits), maxDeficits/2)))
+		m = max(m, min(2*len(w.hits), maxDeficits/2))
+		w.hits = make([]int32, m)
+		w.touched = make([]int32, 0, m)
 	}
 }
 
