@@ -104,7 +104,8 @@ type RefPoint struct {
 	// published figure).
 	Runs int
 	// MaxSD and L1SD are the runs' standard deviations of max error and
-	// mean marginal L1 (NaN with fewer than two runs, or published).
+	// mean marginal L1 (NaN with fewer than two runs; zero for a published
+	// figure, whose Runs is 0).
 	MaxSD, L1SD float64
 }
 

@@ -67,10 +67,7 @@ func parseRefs(b []byte) ([]refRun, error) {
 func measuredRefs(runs []refRun, name string) []Reference {
 	var refs []Reference
 	for _, m := range []string{"aim", "mst"} {
-		type acc struct {
-			n, max, l1, secs float64
-			maxes, l1s       []float64
-		}
+		type acc struct{ maxes, l1s, secs []float64 }
 		by := map[float64]*acc{}
 		var eps []float64
 		for _, r := range runs {
@@ -84,11 +81,7 @@ func measuredRefs(runs []refRun, name string) []Reference {
 				eps = append(eps, r.eps)
 			}
 			if !math.IsNaN(r.max) && !math.IsNaN(r.l1) {
-				a.n++
-				a.max += r.max
-				a.l1 += r.l1
-				a.secs += r.secs
-				a.maxes, a.l1s = append(a.maxes, r.max), append(a.l1s, r.l1)
+				a.maxes, a.l1s, a.secs = append(a.maxes, r.max), append(a.l1s, r.l1), append(a.secs, r.secs)
 			}
 		}
 		if len(eps) == 0 {
@@ -99,12 +92,13 @@ func measuredRefs(runs []refRun, name string) []Reference {
 		lo, hi := math.Inf(1), math.Inf(-1)
 		for _, e := range eps {
 			a := by[e]
-			rp := RefPoint{Epsilon: e, Max: math.NaN(), L1: math.NaN(), Seconds: math.NaN(), Runs: int(a.n)}
-			if a.n > 0 {
-				rp.Max, rp.L1, rp.Seconds = a.max/a.n, a.l1/a.n, a.secs/a.n
+			n := len(a.maxes)
+			rp := RefPoint{Epsilon: e, Max: math.NaN(), L1: math.NaN(), Seconds: math.NaN(), Runs: n,
+				MaxSD: summarise(a.maxes).SD, L1SD: summarise(a.l1s).SD}
+			if n > 0 {
+				rp.Max, rp.L1, rp.Seconds = runMean(a.maxes), runMean(a.l1s), runMean(a.secs)
 				lo, hi = min(lo, rp.Seconds), max(hi, rp.Seconds)
 			}
-			rp.MaxSD, rp.L1SD = summarise(a.maxes).SD, summarise(a.l1s).SD
 			ref.Points = append(ref.Points, rp)
 		}
 		if hi >= lo {
@@ -113,6 +107,17 @@ func measuredRefs(runs []refRun, name string) []Reference {
 		refs = append(refs, ref)
 	}
 	return refs
+}
+
+// runMean is the mean of the runs' figures, summed in the runs' order (as
+// the references in the docs were computed; a pairwise sum rounds the last
+// digit of some otherwise).
+func runMean(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
 }
 
 // init attaches the measured references to their protocols: they replace
