@@ -236,6 +236,10 @@ var protocols = []*Protocol{
 		"kind of stop, how it was recorded, citation, person and vehicle searches, race as assessed before and "+
 		"after the stop, gender, precinct, missing values as their own codes; all 120 3-way marginals. Held "+
 		"out: added after the suite's rules were settled."),
+	rProtocol("resumenames", "Bertrand and Mullainathan's résumé experiment, 2001 (R package AER): 4,870 fictitious "+
+		"résumés, the applicant's gender and ethnicity as the name suggests, résumé quality, call-back, city and "+
+		"nine yes/no features of the résumé; all 364 3-way marginals. Held out: added after the suite's rules "+
+		"were settled."),
 	eventsProtocol(1), eventsProtocol(4), eventsProtocol(16), eventsProtocol(64),
 	wideProtocol(16, 2, 100_000), wideProtocol(16, 3, 100_000), wideProtocol(32, 2, 100_000), wideProtocol(32, 3, 200_000),
 	wideProtocol(64, 2, 200_000), wideProtocol(64, 3, 200_000), wideProtocol(128, 2, 200_000), wideProtocol(200, 2, 200_000),
@@ -263,10 +267,10 @@ var suiteEpsilons = []float64{0.1, 0.5, 1}
 // whole suite, not on one of its tables. smokeban and gssvocab joined after
 // the rules were settled, as held-out tables, and arrests and doctorvisits
 // later, the same way, then hmda and wvs, then collegedistance and cpssw8, then beps, then
-// mplsstops.
+// mplsstops, then resumenames.
 var SuiteProtocols = []string{"adult", "titanic", "nltcs", "adult-reduced", "cps1988", "fertility", "healthins", "slid",
 	"smokeban", "gssvocab", "arrests", "doctorvisits", "hmda", "wvs", "collegedistance", "cpssw8", "beps", "mplsstops",
-	"wide16-3way", "wide32-2way"}
+	"resumenames", "wide16-3way", "wide32-2way"}
 
 // rProtocol is a table exported from an R package (package datasets), all
 // 3-way marginals on the suite's grid.

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 )
 
-//go:embed adult adult-gem adult-reduced arrests beps collegedistance cps1988 cpssw8 doctorvisits fertility gssvocab healthins hmda mplsstops nltcs slid smokeban titanic wvs
+//go:embed adult adult-gem adult-reduced arrests beps collegedistance cps1988 cpssw8 doctorvisits fertility gssvocab healthins hmda mplsstops nltcs resumenames slid smokeban titanic wvs
 var files embed.FS
 
 // Dataset names a shipped dataset and its files inside FS.
@@ -36,6 +36,7 @@ var All = []Dataset{
 	{"hmda", "hmda/hmda.csv", "hmda/hmda-domain.json", 2380},
 	{"mplsstops", "mplsstops/mplsstops.csv.gz", "mplsstops/mplsstops-domain.json", 51920},
 	{"nltcs", "nltcs/nltcs.csv", "nltcs/nltcs-domain.json", 21574},
+	{"resumenames", "resumenames/resumenames.csv", "resumenames/resumenames-domain.json", 4870},
 	{"slid", "slid/slid.csv", "slid/slid-domain.json", 7425},
 	{"smokeban", "smokeban/smokeban.csv", "smokeban/smokeban-domain.json", 10000},
 	{"titanic", "titanic/titanic.csv", "titanic/titanic-domain.json", 1304},

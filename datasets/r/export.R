@@ -36,12 +36,19 @@ AER      CollegeDistance  collegedistance
 AER      CPSSW8           cpssw8
 carData  BEPS             beps
 carData  MplsStops        mplsstops
+AER      ResumeNames      resumenames
 ")
 
 # Columns left out of a table (every other table keeps all of its columns):
 # MplsStops' incident identifier, its coordinates and its neighbourhood
-# (whose 84 or 87 names the documentation does not list).
-drop <- list(mplsstops = c("idNum", "lat", "long", "neighborhood"))
+# (whose 84 or 87 names the documentation does not list); ResumeNames'
+# applicant name, its counts of jobs and years of experience (no documented
+# bounds), and the employer's and the ad's columns (three factors whose levels
+# the documentation does not list, and seven yes/no features of the ad, not
+# of the résumé).
+drop <- list(mplsstops = c("idNum", "lat", "long", "neighborhood"),
+             resumenames = c("name", "jobs", "experience", "minimum", "equal", "wanted", "requirements",
+                             "reqexp", "reqcomm", "reqeduc", "reqcomp", "reqorg", "industry"))
 
 for (i in seq_len(nrow(tables))) {
   e <- new.env()
