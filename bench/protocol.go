@@ -240,6 +240,10 @@ var protocols = []*Protocol{
 		"résumés, the applicant's gender and ethnicity as the name suggests, résumé quality, call-back, city and "+
 		"nine yes/no features of the résumé; all 364 3-way marginals. Held out: added after the suite's rules "+
 		"were settled."),
+	rProtocol("star", "Tennessee's Project STAR class-size experiment, 1985–1989 (R package AER): 11,598 "+
+		"students, their ethnicity, class type in kindergarten and grades 1–3 (absent in a year not spent in "+
+		"the experiment) and their kindergarten's school type, teacher's degree and career-ladder level; all 56 "+
+		"3-way marginals. Held out: added after the suite's rules were settled."),
 	eventsProtocol(1), eventsProtocol(4), eventsProtocol(16), eventsProtocol(64),
 	wideProtocol(16, 2, 100_000), wideProtocol(16, 3, 100_000), wideProtocol(32, 2, 100_000), wideProtocol(32, 3, 200_000),
 	wideProtocol(64, 2, 200_000), wideProtocol(64, 3, 200_000), wideProtocol(128, 2, 200_000), wideProtocol(200, 2, 200_000),
@@ -267,10 +271,10 @@ var suiteEpsilons = []float64{0.1, 0.5, 1}
 // whole suite, not on one of its tables. smokeban and gssvocab joined after
 // the rules were settled, as held-out tables, and arrests and doctorvisits
 // later, the same way, then hmda and wvs, then collegedistance and cpssw8, then beps, then
-// mplsstops, then resumenames.
+// mplsstops, then resumenames, then star.
 var SuiteProtocols = []string{"adult", "titanic", "nltcs", "adult-reduced", "cps1988", "fertility", "healthins", "slid",
 	"smokeban", "gssvocab", "arrests", "doctorvisits", "hmda", "wvs", "collegedistance", "cpssw8", "beps", "mplsstops",
-	"resumenames", "wide16-3way", "wide32-2way"}
+	"resumenames", "star", "wide16-3way", "wide32-2way"}
 
 // rProtocol is a table exported from an R package (package datasets), all
 // 3-way marginals on the suite's grid.

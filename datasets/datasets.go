@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 )
 
-//go:embed adult adult-gem adult-reduced arrests beps collegedistance cps1988 cpssw8 doctorvisits fertility gssvocab healthins hmda mplsstops nltcs resumenames slid smokeban titanic wvs
+//go:embed adult adult-gem adult-reduced arrests beps collegedistance cps1988 cpssw8 doctorvisits fertility gssvocab healthins hmda mplsstops nltcs resumenames slid smokeban star titanic wvs
 var files embed.FS
 
 // Dataset names a shipped dataset and its files inside FS.
@@ -39,6 +39,7 @@ var All = []Dataset{
 	{"resumenames", "resumenames/resumenames.csv", "resumenames/resumenames-domain.json", 4870},
 	{"slid", "slid/slid.csv", "slid/slid-domain.json", 7425},
 	{"smokeban", "smokeban/smokeban.csv", "smokeban/smokeban-domain.json", 10000},
+	{"star", "star/star.csv", "star/star-domain.json", 11598},
 	{"titanic", "titanic/titanic.csv", "titanic/titanic-domain.json", 1304},
 	{"wvs", "wvs/wvs.csv", "wvs/wvs-domain.json", 5381},
 }

@@ -1,5 +1,6 @@
 # Exports the R-package tables shipped in datasets/ as CSV, unchanged (every
-# column of each data set but those `drop` names below). Run from the repository root with Debian's
+# column of each data set but those `drop` names below, or only those `keep`
+# names). Run from the repository root with Debian's
 # r-cran-aer and r-cran-cardata installed:
 #
 #   Rscript datasets/r/export.R
@@ -37,6 +38,7 @@ AER      CPSSW8           cpssw8
 carData  BEPS             beps
 carData  MplsStops        mplsstops
 AER      ResumeNames      resumenames
+AER      STAR             star
 ")
 
 # Columns left out of a table (every other table keeps all of its columns):
@@ -50,10 +52,20 @@ drop <- list(mplsstops = c("idNum", "lat", "long", "neighborhood"),
              resumenames = c("name", "jobs", "experience", "minimum", "equal", "wanted", "requirements",
                              "reqexp", "reqcomm", "reqeduc", "reqcomp", "reqorg", "industry"))
 
+# Columns kept from a wide table (the others are left out): STAR's student
+# ethnicity, its class type in each grade, and the kindergarten's school type,
+# teacher's degree and career-ladder level: the columns whose levels the
+# documentation lists and that describe the start of the experiment (the
+# test scores, the years of experience and the birth quarter have no
+# documented bounds; gender's and free lunch's levels are not listed; the
+# later grades' school, teacher and lunch columns repeat the kindergarten's).
+keep <- list(star = c("ethnicity", "stark", "star1", "star2", "star3", "schoolk", "degreek", "ladderk"))
+
 for (i in seq_len(nrow(tables))) {
   e <- new.env()
   data(list = tables$set[i], package = tables$package[i], envir = e)
   d <- get(tables$set[i], envir = e)
   d <- d[, setdiff(names(d), drop[[tables$folder[i]]]), drop = FALSE]
+  if (!is.null(keep[[tables$folder[i]]])) d <- d[, keep[[tables$folder[i]]], drop = FALSE]
   out(d, file.path("datasets", tables$folder[i]), paste0(tables$folder[i], ".csv"))
 }
