@@ -6,8 +6,8 @@
 // adult-reduced, nltcs, titanic) are pre-encoded CSVs (integer codes, header
 // row) with a domain in the {"attr": size} shorthand. The tables exported from
 // R packages (arrests, beps, collegedistance, cps1988, cpssw8, doctorvisits,
-// fertility, gssvocab, healthins, hmda, mplsstops, resumenames, slid, smokeban, star,
-// wvs)
+// fertility, gssvocab, healthins, hmda, mplsstops, resumenames, slid,
+// smokeban, star, wvs)
 // keep their values as the package prints them, with a full-form domain
 // written from the package's documentation, not from the data (r/export.R
 // exports them; fertility and mplsstops are gzip-compressed). Sources, licences and counts are in
