@@ -538,3 +538,59 @@ func TestAddRemoveFactoredMatchesExplicit(t *testing.T) {
 		}
 	}
 }
+
+func TestUnresolvedN(t *testing.T) {
+	tests := []struct {
+		nHat, se float64
+		warn     bool
+	}{
+		{48842, 60, false},
+		{601, 407, true},  // affairs at ε = 0.1: within two errors of zero
+		{900, 407, false}, // two errors from zero
+		{18, 407, true},
+		{1, 0, false}, // n public (replace-one): no error, no warning
+	}
+	for _, tt := range tests {
+		got := unresolvedN(tt.nHat, tt.se)
+		if (got != "") != tt.warn {
+			t.Errorf("unresolvedN(%v, %v) = %q, want a warning %v", tt.nHat, tt.se, got, tt.warn)
+		}
+	}
+}
+
+func TestEstimateNSE(t *testing.T) {
+	// Four totals of variance 100 each: the mean's error is 10/√4 = 5.
+	if got, want := estimateNSE([]float64{100, 100, 100, 100}), 5.0; math.Abs(got-want) > 1e-12 {
+		t.Errorf("estimateNSE(4 × 100) = %v, want %v", got, want)
+	}
+	// One precise total dominates: 1/√(1/1 + 1/1e6) ≈ 1.
+	if got := estimateNSE([]float64{1, 1e6}); math.Abs(got-1) > 1e-6 {
+		t.Errorf("estimateNSE(1, 1e6) = %v, want ≈ 1", got)
+	}
+}
+
+// TestProjectNEstimateSE: the explicit project solve under add/remove
+// records n̂'s standard error, the one its tables' σ and sizes give
+// (public: it is set by the plan), and at ε = 1 on 48,842 records gives
+// no warning (n̂ is tens of standard errors from zero for any seed).
+func TestProjectNEstimateSE(t *testing.T) {
+	fx := small(t)
+	p := fx.problem(t, 1, 1e-9, 1)
+	p.Neighbours = AddRemove
+	res, err := (&Project{Setting: Tuned}).Solve(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vars []float64
+	for _, g := range res.Plan.groups {
+		if g.attrs != nil {
+			vars = append(vars, float64(cellsOf(fx.wl.Domain(), g.attrs))*g.sigma*g.sigma)
+		}
+	}
+	if got, want := res.Plan.Params["n_estimate_se"], estimateNSE(vars); math.Abs(got-want) > 1e-9*want || want <= 0 {
+		t.Errorf("n_estimate_se = %v, want %v", got, want)
+	}
+	if len(res.Plan.Warnings) != 0 {
+		t.Errorf("warnings %q at ε = 1 on %d records", res.Plan.Warnings, p.N)
+	}
+}

@@ -111,8 +111,9 @@ type measured struct {
 	op   Operator
 	y, w []float64
 	// nHat is the record count the fractions are relative to: n under
-	// replace-one, a private estimate under add/remove.
-	nHat float64
+	// replace-one, a private estimate under add/remove, whose standard
+	// error (from the noise's variances alone) is nSE (0 under replace-one).
+	nHat, nSE float64
 	// groupSigma is each group's noise in fractions of nHat.
 	groupSigma []float64
 	// marginals are the measured marginal tables, whose rows come first
@@ -175,11 +176,11 @@ func measure(p *Problem, groups []group, nb Neighbours, count *countPlan) (*meas
 			return nil, err
 		}
 	}
-	nHat, err := nz.nHat(nb, count)
+	nHat, nSE, err := nz.nHat(nb, count)
 	if err != nil {
 		return nil, err
 	}
-	out := &measured{nHat: nHat, marginals: mw}
+	out := &measured{nHat: nHat, nSE: nSE, marginals: mw}
 	var ops []Operator
 	for i, v := range margNoisy {
 		out.y = append(out.y, v/nHat)
@@ -326,20 +327,21 @@ func (nz *noiser) rows() (noisy, sig []float64, err error) {
 	return noisy, sig, nil
 }
 
-// nHat is the count the fractions are relative to: n under replace-one;
-// under add/remove the noisy record count when the plan has one, else the
+// nHat is the count the fractions are relative to, with its standard
+// error: n under replace-one (error 0); under add/remove the noisy record
+// count when the plan has one (error its noise's), else the
 // inverse-variance weighted mean of the marginal groups' noisy totals
-// (post-processing).
-func (nz *noiser) nHat(nb Neighbours, count *countPlan) (float64, error) {
+// (estimateNSE) (post-processing).
+func (nz *noiser) nHat(nb Neighbours, count *countPlan) (nHat, se float64, err error) {
 	p := nz.p
 	n := float64(p.N)
 	switch {
 	case nb == AddRemove && count != nil:
 		if p.noPrivacy {
 			count.estimate(p.Rand, p.N) // the draw the private path makes
-			return n, nil
+			return n, count.noise, nil
 		}
-		return float64(count.estimate(p.Rand, p.N)), nil
+		return float64(count.estimate(p.Rand, p.N)), count.noise, nil
 	case nb == AddRemove:
 		var ms, mv []float64
 		for i, g := range nz.groups {
@@ -348,11 +350,11 @@ func (nz *noiser) nHat(nb Neighbours, count *countPlan) (float64, error) {
 			}
 		}
 		if len(ms) == 0 {
-			return 0, fmt.Errorf("%w: add/remove neighbours need at least one marginal measurement to estimate n", ErrUnsupported)
+			return 0, 0, fmt.Errorf("%w: add/remove neighbours need at least one marginal measurement to estimate n", ErrUnsupported)
 		}
-		return estimateN(ms, mv), nil
+		return estimateN(ms, mv), estimateNSE(mv), nil
 	}
-	return n, nil
+	return n, 0, nil
 }
 
 // estimateN estimates n from the noisy totals of marginal tables (each
@@ -365,6 +367,16 @@ func estimateN(sums, vars []float64) float64 {
 		den += 1 / vars[i]
 	}
 	return max(num/den, 1)
+}
+
+// estimateNSE is the standard error of estimateN's mean for totals of
+// these variances, 1/√(Σ 1/var).
+func estimateNSE(vars []float64) float64 {
+	den := 0.0
+	for _, v := range vars {
+		den += 1 / v
+	}
+	return 1 / math.Sqrt(den)
 }
 
 // stacked applies operators one above the other: the rows of ops[0], then

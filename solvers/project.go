@@ -358,6 +358,10 @@ func (s *Project) explicitResult(p *Problem, plan *Plan, ms *measured, fit *lsFi
 	}
 	if p.Neighbours == AddRemove {
 		plan.Params["n_estimate"] = ms.nHat
+		plan.Params["n_estimate_se"] = ms.nSE
+		if w := unresolvedN(ms.nHat, ms.nSE); w != "" {
+			plan.Warnings = append(plan.Warnings, w)
+		}
 	}
 	for i, g := range plan.groups {
 		scope, q := "family", p.Workload.Families()[g.family].Len
@@ -378,4 +382,16 @@ func (s *Project) explicitResult(p *Problem, plan *Plan, ms *measured, fit *lsFi
 		return nil, err
 	}
 	return res, nil
+}
+
+// unresolvedN is the warning for a noisy record count that the budget does
+// not resolve: n̂ within two standard errors of zero. The tables' noise,
+// from which n̂ comes, then swamps the records too, and the release's rows
+// (n̂ of them unless --rows says otherwise) are mostly noise. It reads only
+// n̂ and its error (post-processing).
+func unresolvedN(nHat, se float64) string {
+	if se <= 0 || nHat >= 2*se {
+		return ""
+	}
+	return fmt.Sprintf("the noisy record count is %.0f with a standard error of %.0f records: at this budget the measured tables' noise swamps the records, and the release is mostly noise; use a larger ε, fewer or smaller marginals, or --rows for the number of rows", nHat, se)
 }
