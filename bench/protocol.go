@@ -244,6 +244,10 @@ var protocols = []*Protocol{
 		"students, their ethnicity, class type in kindergarten and grades 1–3 (absent in a year not spent in "+
 		"the experiment) and their kindergarten's school type, teacher's degree and career-ladder level; all 56 "+
 		"3-way marginals. Held out: added after the suite's rules were settled."),
+	rProtocol("affairs", "Fair's survey of extramarital affairs, Psychology Today 1969 (R package AER): 601 "+
+		"respondents, how often in the past year, age, years married, children, religiousness, education, "+
+		"occupation and self-rated marriage, all coded as documented; all 56 3-way marginals. Held out: added "+
+		"after the suite's rules were settled."),
 	eventsProtocol(1), eventsProtocol(4), eventsProtocol(16), eventsProtocol(64),
 	wideProtocol(16, 2, 100_000), wideProtocol(16, 3, 100_000), wideProtocol(32, 2, 100_000), wideProtocol(32, 3, 200_000),
 	wideProtocol(64, 2, 200_000), wideProtocol(64, 3, 200_000), wideProtocol(128, 2, 200_000), wideProtocol(200, 2, 200_000),
@@ -271,10 +275,10 @@ var suiteEpsilons = []float64{0.1, 0.5, 1}
 // whole suite, not on one of its tables. smokeban and gssvocab joined after
 // the rules were settled, as held-out tables, and arrests and doctorvisits
 // later, the same way, then hmda and wvs, then collegedistance and cpssw8, then beps, then
-// mplsstops, then resumenames, then star.
+// mplsstops, then resumenames, then star, then affairs.
 var SuiteProtocols = []string{"adult", "titanic", "nltcs", "adult-reduced", "cps1988", "fertility", "healthins", "slid",
 	"smokeban", "gssvocab", "arrests", "doctorvisits", "hmda", "wvs", "collegedistance", "cpssw8", "beps", "mplsstops",
-	"resumenames", "star", "wide16-3way", "wide32-2way"}
+	"resumenames", "star", "affairs", "wide16-3way", "wide32-2way"}
 
 // rProtocol is a table exported from an R package (package datasets), all
 // 3-way marginals on the suite's grid.

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 )
 
-//go:embed adult adult-gem adult-reduced arrests beps collegedistance cps1988 cpssw8 doctorvisits fertility gssvocab healthins hmda mplsstops nltcs resumenames slid smokeban star titanic wvs
+//go:embed adult adult-gem adult-reduced affairs arrests beps collegedistance cps1988 cpssw8 doctorvisits fertility gssvocab healthins hmda mplsstops nltcs resumenames slid smokeban star titanic wvs
 var files embed.FS
 
 // Dataset names a shipped dataset and its files inside FS.
@@ -24,6 +24,7 @@ var All = []Dataset{
 	{"adult", "adult/adult.csv", "adult/adult-domain.json", 48842},
 	{"adult-gem", "adult-gem/adult.csv", "adult-gem/adult-domain.json", 48842},
 	{"adult-reduced", "adult-reduced/adult-reduced.csv", "adult-reduced/adult-reduced-domain.json", 48842},
+	{"affairs", "affairs/affairs.csv", "affairs/affairs-domain.json", 601},
 	{"arrests", "arrests/arrests.csv", "arrests/arrests-domain.json", 5226},
 	{"beps", "beps/beps.csv", "beps/beps-domain.json", 1525},
 	{"collegedistance", "collegedistance/collegedistance.csv", "collegedistance/collegedistance-domain.json", 4739},

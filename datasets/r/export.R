@@ -39,16 +39,19 @@ carData  BEPS             beps
 carData  MplsStops        mplsstops
 AER      ResumeNames      resumenames
 AER      STAR             star
+AER      Affairs          affairs
 ")
 
-# Columns left out of a table (every other table keeps all of its columns):
+# Columns left out of a table (every other table keeps all of its columns, or
+# those `keep` lists below):
 # MplsStops' incident identifier, its coordinates and its neighbourhood
 # (whose 84 or 87 names the documentation does not list); ResumeNames'
 # applicant name, its counts of jobs and years of experience (no documented
 # bounds), and the employer's and the ad's columns (three factors whose levels
 # the documentation does not list, and seven yes/no features of the ad, not
-# of the résumé).
+# of the résumé); Affairs' gender (its levels are not listed).
 drop <- list(mplsstops = c("idNum", "lat", "long", "neighborhood"),
+             affairs = c("gender"),
              resumenames = c("name", "jobs", "experience", "minimum", "equal", "wanted", "requirements",
                              "reqexp", "reqcomm", "reqeduc", "reqcomp", "reqorg", "industry"))
 
