@@ -339,9 +339,9 @@ func (nz *noiser) nHat(nb Neighbours, count *countPlan) (nHat, se float64, err e
 	case nb == AddRemove && count != nil:
 		if p.noPrivacy {
 			count.estimate(p.Rand, p.N) // the draw the private path makes
-			return n, count.noise, nil
+			return n, count.sd(), nil
 		}
-		return float64(count.estimate(p.Rand, p.N)), count.noise, nil
+		return float64(count.estimate(p.Rand, p.N)), count.sd(), nil
 	case nb == AddRemove:
 		var ms, mv []float64
 		for i, g := range nz.groups {

@@ -3,6 +3,7 @@ package solvers
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/dpsynth/synth/privacy"
@@ -94,6 +95,15 @@ func (c *countPlan) params(plan *Plan) {
 }
 
 // estimate draws n̂ = max(1, n + Z).
+// sd is the count noise's standard deviation: σ for the Gaussian, √2 times
+// the scale for the Laplace.
+func (c *countPlan) sd() float64 {
+	if c.gauss != nil {
+		return c.noise
+	}
+	return math.Sqrt2 * c.noise
+}
+
 func (c *countPlan) estimate(r *privacy.Rand, n int) int {
 	var z int64
 	if c.gauss != nil {
