@@ -594,3 +594,30 @@ func TestProjectNEstimateSE(t *testing.T) {
 		t.Errorf("warnings %q at ε = 1 on %d records", res.Plan.Warnings, p.N)
 	}
 }
+
+// TestProjectFactoredNEstimateSE: the factored project solve (its measured
+// plan, the adaptive rounds) records n̂'s standard error from the groups
+// whose totals give n̂, as the explicit solve does.
+func TestProjectFactoredNEstimateSE(t *testing.T) {
+	fx := small(t)
+	for _, adaptive := range []bool{false, true} {
+		p := fx.problem(t, 1, 1e-9, 1)
+		p.Neighbours = AddRemove
+		p.Model = Factored
+		p.Data = fx.counts
+		if adaptive {
+			setVariant(t, &experiment{adaptive: true})
+		}
+		res, err := (&Project{Setting: Tuned}).Solve(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, want := res.Plan.Params["n_estimate_se"], groupsNSE(fx.wl.Domain(), res.Plan.groups)
+		if !(want > 0) || math.Abs(got-want) > 1e-9*want {
+			t.Errorf("adaptive %v: n_estimate_se = %v, want %v", adaptive, got, want)
+		}
+		if len(res.Plan.Warnings) != 0 {
+			t.Errorf("adaptive %v: warnings %q at ε = 1 on %d records", adaptive, res.Plan.Warnings, p.N)
+		}
+	}
+}

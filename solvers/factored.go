@@ -824,6 +824,19 @@ func (s *Project) nHat(p *Problem, noisy [][]float64, groups []group) float64 {
 	return estimateN(sums, vars)
 }
 
+// groupsNSE is the standard error of n̂ estimated from the noisy totals of
+// the marginal groups (estimateNSE): a table of c cells measured at σ has
+// a total of variance c·σ². It reads the plan only.
+func groupsNSE(dom *universe.Domain, groups []group) float64 {
+	var vars []float64
+	for _, g := range groups {
+		if g.attrs != nil {
+			vars = append(vars, float64(cellsOf(dom, g.attrs))*g.sigma*g.sigma)
+		}
+	}
+	return estimateNSE(vars)
+}
+
 // factoredResult finishes a factored solve.
 func (s *Project) factoredResult(p *Problem, plan *Plan, res *Result, fit *factoredFit, nHat float64) (*Result, error) {
 	plan.Params["fit_steps"] = float64(fit.iters)
@@ -831,7 +844,13 @@ func (s *Project) factoredResult(p *Problem, plan *Plan, res *Result, fit *facto
 	plan.Params["fit_loss"] = fit.loss
 	plan.Params["model_bytes"] = float64(fit.tree.Bytes())
 	if p.Neighbours == AddRemove {
+		// n̂ is s.nHat's mean of the plan's groups' noisy totals.
+		se := groupsNSE(p.Workload.Domain(), plan.groups)
 		plan.Params["n_estimate"] = nHat
+		plan.Params["n_estimate_se"] = se
+		if w := unresolvedN(nHat, se); w != "" {
+			plan.Warnings = append(plan.Warnings, w)
+		}
 	}
 	res.Model = fit.cur
 	fit.cur = nil // kept by the result
