@@ -53,6 +53,12 @@ type Preview struct {
 	Noise     []PreviewNoise `json:"noise,omitempty"`
 	NoiseNote string         `json:"noise_note"`
 
+	// NEstimateSE, under add/remove with a solver that records it, is the
+	// standard error (records) of the noisy record count n̂ the release will
+	// estimate n by (0: not recorded). A table of fewer than about twice as
+	// many records is not resolved at this budget: the release would warn.
+	NEstimateSE float64 `json:"n_estimate_se,omitempty"`
+
 	// Warnings are the budget sanity warnings that public inputs already
 	// show (a large ε); the release would print them too.
 	Warnings []string `json:"warnings,omitempty"`
@@ -201,6 +207,7 @@ func (r *runner) preview() (*Preview, error) {
 	}
 	p.Charges = manifestCharges(l.Charges())
 	p.Noise, p.NoiseNote = planNoise(r.plan0, r.dom)
+	p.NEstimateSE = r.plan0.Params["n_estimate_se"]
 	p.Warnings = BudgetWarnings(cfg.Epsilon, cfg.Delta)
 	return p, nil
 }

@@ -74,6 +74,20 @@ func TestDryRunNoise(t *testing.T) {
 					t.Errorf("noise line %+v: want a marginal with its cells", n)
 				}
 			}
+			// n̂'s standard error: under add/remove, that of the
+			// inverse-variance mean of the tables' totals (each of
+			// variance cells·σ²); none under replace-one (n public).
+			want := 0.0
+			if tt.name == "add-remove" {
+				den := 0.0
+				for _, n := range p.Noise {
+					den += 1 / (float64(n.Cells) * n.Sigma * n.Sigma)
+				}
+				want = 1 / math.Sqrt(den)
+			}
+			if math.Abs(p.NEstimateSE-want) > 1e-3*want {
+				t.Errorf("NEstimateSE = %v, want %v", p.NEstimateSE, want)
+			}
 		})
 	}
 }

@@ -844,11 +844,8 @@ func (s *Project) factoredResult(p *Problem, plan *Plan, res *Result, fit *facto
 	plan.Params["fit_loss"] = fit.loss
 	plan.Params["model_bytes"] = float64(fit.tree.Bytes())
 	if p.Neighbours == AddRemove {
-		// n̂ is s.nHat's mean of the plan's groups' noisy totals.
-		se := groupsNSE(p.Workload.Domain(), plan.groups)
 		plan.Params["n_estimate"] = nHat
-		plan.Params["n_estimate_se"] = se
-		if w := unresolvedN(nHat, se); w != "" {
+		if w := unresolvedN(nHat, plan.Params["n_estimate_se"]); w != "" {
 			plan.Warnings = append(plan.Warnings, w)
 		}
 	}

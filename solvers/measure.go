@@ -111,9 +111,8 @@ type measured struct {
 	op   Operator
 	y, w []float64
 	// nHat is the record count the fractions are relative to: n under
-	// replace-one, a private estimate under add/remove, whose standard
-	// error (from the noise's variances alone) is nSE (0 under replace-one).
-	nHat, nSE float64
+	// replace-one, a private estimate under add/remove.
+	nHat float64
 	// groupSigma is each group's noise in fractions of nHat.
 	groupSigma []float64
 	// marginals are the measured marginal tables, whose rows come first
@@ -176,11 +175,11 @@ func measure(p *Problem, groups []group, nb Neighbours, count *countPlan) (*meas
 			return nil, err
 		}
 	}
-	nHat, nSE, err := nz.nHat(nb, count)
+	nHat, err := nz.nHat(nb, count)
 	if err != nil {
 		return nil, err
 	}
-	out := &measured{nHat: nHat, nSE: nSE, marginals: mw}
+	out := &measured{nHat: nHat, marginals: mw}
 	var ops []Operator
 	for i, v := range margNoisy {
 		out.y = append(out.y, v/nHat)
@@ -327,21 +326,21 @@ func (nz *noiser) rows() (noisy, sig []float64, err error) {
 	return noisy, sig, nil
 }
 
-// nHat is the count the fractions are relative to, with its standard
-// error: n under replace-one (error 0); under add/remove the noisy record
-// count when the plan has one (error its noise's), else the
+// nHat is the count the fractions are relative to: n under replace-one;
+// under add/remove the noisy record count when the plan has one, else the
 // inverse-variance weighted mean of the marginal groups' noisy totals
-// (estimateNSE) (post-processing).
-func (nz *noiser) nHat(nb Neighbours, count *countPlan) (nHat, se float64, err error) {
+// (post-processing). Its standard error is the plan's n_estimate_se
+// (planNSE).
+func (nz *noiser) nHat(nb Neighbours, count *countPlan) (float64, error) {
 	p := nz.p
 	n := float64(p.N)
 	switch {
 	case nb == AddRemove && count != nil:
 		if p.noPrivacy {
 			count.estimate(p.Rand, p.N) // the draw the private path makes
-			return n, count.sd(), nil
+			return n, nil
 		}
-		return float64(count.estimate(p.Rand, p.N)), count.sd(), nil
+		return float64(count.estimate(p.Rand, p.N)), nil
 	case nb == AddRemove:
 		var ms, mv []float64
 		for i, g := range nz.groups {
@@ -350,11 +349,11 @@ func (nz *noiser) nHat(nb Neighbours, count *countPlan) (nHat, se float64, err e
 			}
 		}
 		if len(ms) == 0 {
-			return 0, 0, fmt.Errorf("%w: add/remove neighbours need at least one marginal measurement to estimate n", ErrUnsupported)
+			return 0, fmt.Errorf("%w: add/remove neighbours need at least one marginal measurement to estimate n", ErrUnsupported)
 		}
-		return estimateN(ms, mv), estimateNSE(mv), nil
+		return estimateN(ms, mv), nil
 	}
-	return n, 0, nil
+	return n, nil
 }
 
 // estimateN estimates n from the noisy totals of marginal tables (each

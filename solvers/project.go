@@ -131,6 +131,7 @@ func (s *Project) Plan(sh *Shape) (*Plan, error) {
 			return nil, err
 		}
 		plan.AnswersUnused = true
+		planNSE(sh, plan)
 		return plan, nil
 	}
 	// Under add/remove n is estimated from the noisy totals of the measured
@@ -189,7 +190,27 @@ func (s *Project) Plan(sh *Shape) (*Plan, error) {
 		plan.Params["sigma_fraction"] = groups[len(groups)-1].sigma / float64(pub.N)
 	}
 	plan.groups = groups
+	planNSE(sh, plan)
 	return plan, nil
+}
+
+// planNSE records, under add/remove, the standard error of the noisy
+// record count n̂ that the solve will draw (n_estimate_se): the noisy
+// count's when the plan has one, else that of the inverse-variance mean of
+// the measured marginal tables' totals (groupsNSE; on the factored model's
+// adaptive rounds, the one-way tables', from which the rounds take n̂). It
+// reads the plan only, so the dry run shows it before any data is read.
+func planNSE(sh *Shape, plan *Plan) {
+	if sh.Neighbours != AddRemove {
+		return
+	}
+	if plan.count != nil {
+		plan.Params["n_estimate_se"] = plan.count.sd()
+		return
+	}
+	if se := groupsNSE(sh.Workload.Domain(), plan.groups); se > 0 && !math.IsInf(se, 0) {
+		plan.Params["n_estimate_se"] = se
+	}
 }
 
 // measuresMarginals reports whether the explicit plan measures marginal
@@ -358,8 +379,7 @@ func (s *Project) explicitResult(p *Problem, plan *Plan, ms *measured, fit *lsFi
 	}
 	if p.Neighbours == AddRemove {
 		plan.Params["n_estimate"] = ms.nHat
-		plan.Params["n_estimate_se"] = ms.nSE
-		if w := unresolvedN(ms.nHat, ms.nSE); w != "" {
+		if w := unresolvedN(ms.nHat, plan.Params["n_estimate_se"]); w != "" {
 			plan.Warnings = append(plan.Warnings, w)
 		}
 	}

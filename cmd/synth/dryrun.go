@@ -94,6 +94,9 @@ func printPreview(w io.Writer, p *release.Preview) {
 		fmt.Fprintf(w, "  %s%s: σ = %.4g, ±%.4g counts\n", n.Table, cells, n.Sigma, n.HalfWidth95)
 	}
 	fmt.Fprintf(w, "  %s\n", p.NoiseNote)
+	if p.NEstimateSE > 0 {
+		fmt.Fprintf(w, "\nrecord count: n will be estimated with a standard error of %.0f records; the release warns when the estimate is below %.0f (the budget does not resolve the table)\n", p.NEstimateSE, 2*p.NEstimateSE)
+	}
 }
 
 func costString(c release.Charge) string {
