@@ -844,10 +844,7 @@ func (s *Project) factoredResult(p *Problem, plan *Plan, res *Result, fit *facto
 	plan.Params["fit_loss"] = fit.loss
 	plan.Params["model_bytes"] = float64(fit.tree.Bytes())
 	if p.Neighbours == AddRemove {
-		plan.Params["n_estimate"] = nHat
-		if w := unresolvedN(nHat, plan.Params["n_estimate_se"]); w != "" {
-			plan.Warnings = append(plan.Warnings, w)
-		}
+		recordNHat(plan, nHat)
 	}
 	res.Model = fit.cur
 	fit.cur = nil // kept by the result

@@ -94,7 +94,6 @@ func (c *countPlan) params(plan *Plan) {
 	}
 }
 
-// estimate draws n̂ = max(1, n + Z).
 // sd is the count noise's standard deviation: σ for the Gaussian, √2 times
 // the scale for the Laplace.
 func (c *countPlan) sd() float64 {
@@ -104,6 +103,7 @@ func (c *countPlan) sd() float64 {
 	return math.Sqrt2 * c.noise
 }
 
+// estimate draws n̂ = max(1, n + Z).
 func (c *countPlan) estimate(r *privacy.Rand, n int) int {
 	var z int64
 	if c.gauss != nil {

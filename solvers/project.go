@@ -378,10 +378,7 @@ func (s *Project) explicitResult(p *Problem, plan *Plan, ms *measured, fit *lsFi
 		plan.Params["sure_step"] = float64(fit.sure.bestIt)
 	}
 	if p.Neighbours == AddRemove {
-		plan.Params["n_estimate"] = ms.nHat
-		if w := unresolvedN(ms.nHat, plan.Params["n_estimate_se"]); w != "" {
-			plan.Warnings = append(plan.Warnings, w)
-		}
+		recordNHat(plan, ms.nHat)
 	}
 	for i, g := range plan.groups {
 		scope, q := "family", p.Workload.Families()[g.family].Len
@@ -404,14 +401,24 @@ func (s *Project) explicitResult(p *Problem, plan *Plan, ms *measured, fit *lsFi
 	return res, nil
 }
 
+// recordNHat records the drawn n̂ under add/remove (n_estimate) and, when
+// the budget does not resolve it (unresolvedN against the plan's
+// n_estimate_se), the warning.
+func recordNHat(plan *Plan, nHat float64) {
+	plan.Params["n_estimate"] = nHat
+	if w := unresolvedN(nHat, plan.Params["n_estimate_se"]); w != "" {
+		plan.Warnings = append(plan.Warnings, w)
+	}
+}
+
 // unresolvedN is the warning for a noisy record count that the budget does
-// not resolve: n̂ within two standard errors of zero. The tables' noise,
-// from which n̂ comes, then swamps the records too, and the release's rows
-// (n̂ of them unless --rows says otherwise) are mostly noise. It reads only
-// n̂ and its error (post-processing).
+// not resolve: n̂ within two standard errors of zero. The noise n̂ comes
+// from then swamps the records too, and the release's rows (n̂ of them
+// unless --rows says otherwise) are mostly noise. It reads only n̂ and its
+// error (post-processing).
 func unresolvedN(nHat, se float64) string {
 	if se <= 0 || nHat >= 2*se {
 		return ""
 	}
-	return fmt.Sprintf("the noisy record count is %.0f with a standard error of %.0f records: at this budget the measured tables' noise swamps the records, and the release is mostly noise; use a larger ε, fewer or smaller marginals, or --rows for the number of rows", nHat, se)
+	return fmt.Sprintf("the noisy record count is %.0f with a standard error of %.0f records: at this budget the noise swamps the records, and the release is mostly noise; use a larger ε, fewer or smaller marginals, or --rows for the number of rows", nHat, se)
 }
