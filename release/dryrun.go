@@ -237,8 +237,14 @@ func manifestCharges(cs []privacy.Charge) []Charge {
 // (solvers/measure.go, solvers/factored.go): "…discrete Gaussian on TABLE
 // (ℓ2 sensitivity D counts[ each], σ = S counts)". TestDryRunNoise pins the
 // wording against the solvers' real plans.
+//
+// The explicit project plan under add/remove measures its tables after a
+// noisy record count (solvers/stage.go), in one charge whose label states
+// the σ of the tables it measures when the count resolves them: "…on the
+// TABLES marginals (σ = S counts each), or, …".
 var (
-	gaussLabel = regexp.MustCompile(`discrete Gaussian on (.+) \(ℓ2 sensitivity [0-9.e+-]+ counts(?: each)?, σ = ([0-9.e+-]+) counts\)`)
+	gaussLabel  = regexp.MustCompile(`discrete Gaussian on (.+) \(ℓ2 sensitivity [0-9.e+-]+ counts(?: each)?, σ = ([0-9.e+-]+) counts\)`)
+	stagedLabel = regexp.MustCompile(`the tables, chosen with the noisy record count: .*? on the (.+?) marginals \(σ = ([0-9.e+-]+) counts each\)`)
 )
 
 const z95 = 1.959963984540054
@@ -253,14 +259,19 @@ func planNoise(plan *solvers.Plan, dom *universe.Domain) ([]PreviewNoise, string
 			adaptive = true
 		}
 		m := gaussLabel.FindStringSubmatch(c.Label)
-		if m == nil {
+		table := ""
+		if m != nil {
+			table = m[1]
+		} else if m = stagedLabel.FindStringSubmatch(c.Label); m != nil {
+			table = "each of the " + m[1] + " marginals (when the record count says the budget resolves them)"
+		} else {
 			continue
 		}
 		sigma, err := strconv.ParseFloat(m[2], 64)
 		if err != nil || !(sigma > 0) || math.IsInf(sigma, 0) {
 			continue
 		}
-		out = append(out, PreviewNoise{Table: m[1], Cells: tableCells(m[1], dom), Sigma: sigma, HalfWidth95: z95 * sigma})
+		out = append(out, PreviewNoise{Table: table, Cells: tableCells(table, dom), Sigma: sigma, HalfWidth95: z95 * sigma})
 	}
 	if plan.Solver == "mwem" && plan.Iterations > 0 {
 		// Tuned MWEM measures one count per round with a discrete Gaussian

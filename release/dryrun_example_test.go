@@ -21,10 +21,12 @@ func ExampleDryRun() {
 		return
 	}
 	fmt.Printf("model: %s\ncharges: %d, total ε = %.6f at δ = %g\n", p.Model, len(p.Charges), p.Total.Epsilon, p.Total.Delta)
-	n := p.Noise[0]
-	fmt.Printf("%s (%d cells): σ = %.2f counts, 95%% ±%.1f counts\n", n.Table, n.Cells, n.Sigma, n.HalfWidth95)
+	for _, n := range p.Noise {
+		fmt.Printf("%s: σ = %.2f counts, 95%% ±%.1f counts\n", n.Table, n.Sigma, n.HalfWidth95)
+	}
 	// Output:
 	// model: explicit
-	// charges: 28, total ε = 1.000000 at δ = 1e-09
-	// marginal {education} (16 cells): σ = 30.58 counts, 95% ±59.9 counts
+	// charges: 2, total ε = 1.000000 at δ = 1e-09
+	// the record count: σ = 57.79 counts, 95% ±113.3 counts
+	// each of the 7 order-1 and 21 order-2 marginals (when the record count says the budget resolves them): σ = 30.73 counts, 95% ±60.2 counts
 }

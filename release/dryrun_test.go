@@ -42,7 +42,6 @@ func TestDryRunNoise(t *testing.T) {
 		sens2 float64
 	}{
 		{"replace-one", func(*Config) {}, 2},
-		{"add-remove", func(c *Config) { c.Neighbours = solvers.AddRemove }, 1},
 		{"paper", func(c *Config) { c.Setting = "paper" }, 2},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -74,21 +73,53 @@ func TestDryRunNoise(t *testing.T) {
 					t.Errorf("noise line %+v: want a marginal with its cells", n)
 				}
 			}
-			// n̂'s standard error: under add/remove, that of the
-			// inverse-variance mean of the tables' totals (each of
-			// variance cells·σ²); none under replace-one (n public).
-			want := 0.0
-			if tt.name == "add-remove" {
-				den := 0.0
-				for _, n := range p.Noise {
-					den += 1 / (float64(n.Cells) * n.Sigma * n.Sigma)
-				}
-				want = 1 / math.Sqrt(den)
-			}
-			if math.Abs(p.NEstimateSE-want) > 1e-3*want {
-				t.Errorf("NEstimateSE = %v, want %v", p.NEstimateSE, want)
+			if p.NEstimateSE != 0 { // n is public
+				t.Errorf("NEstimateSE = %v, want 0", p.NEstimateSE)
 			}
 		})
+	}
+}
+
+// TestDryRunNoiseStaged: under add/remove the explicit plan draws a noisy
+// record count, then measures its tables in one charge (solvers/stage.go).
+// The preview lists the count's σ and the tables' σ as the labels state
+// them, each agreeing with its charge's ρ (σ = Δ/√(2ρ), Δ = 1, the tables'
+// charge split over the 7 one-way and 21 two-way tables), and n̂'s standard
+// error: that of the inverse-variance mean of the count and the tables'
+// totals (each of variance cells·σ²).
+func TestDryRunNoiseStaged(t *testing.T) {
+	cfg := dryCfg(t)
+	cfg.Neighbours = solvers.AddRemove
+	p, err := DryRun(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Noise) != 2 || len(p.Charges) != 2 {
+		t.Fatalf("DryRun: %d noise lines for %d charges, want 2 and 2", len(p.Noise), len(p.Charges))
+	}
+	count, tabs := p.Noise[0], p.Noise[1]
+	if want := math.Sqrt(1 / (2 * *p.Charges[0].Rho)); count.Table != "the record count" || math.Abs(count.Sigma-want) > 1e-3*want {
+		t.Errorf("noise line %+v: want the record count at σ %v", count, want)
+	}
+	const tables = 7 + 21
+	if want := math.Sqrt(tables / (2 * *p.Charges[1].Rho)); !strings.HasPrefix(tabs.Table, "each of the 7 order-1 and 21 order-2 marginals") ||
+		math.Abs(tabs.Sigma-want) > 1e-3*want || math.Abs(tabs.HalfWidth95-1.959963984540054*tabs.Sigma) > 1e-9*tabs.Sigma {
+		t.Errorf("noise line %+v: want each of the tables at σ %v", tabs, want)
+	}
+	dom, err := universe.LoadDomain(rawDomain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	den := 1 / (count.Sigma * count.Sigma)
+	sizes := dom.Sizes()
+	for a := range sizes {
+		den += 1 / (float64(sizes[a]) * tabs.Sigma * tabs.Sigma)
+		for b := a + 1; b < len(sizes); b++ {
+			den += 1 / (float64(sizes[a]*sizes[b]) * tabs.Sigma * tabs.Sigma)
+		}
+	}
+	if want := 1 / math.Sqrt(den); math.Abs(p.NEstimateSE-want) > 1e-3*want {
+		t.Errorf("NEstimateSE = %v, want %v", p.NEstimateSE, want)
 	}
 }
 

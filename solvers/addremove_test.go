@@ -587,6 +587,8 @@ func TestProjectNEstimateSE(t *testing.T) {
 			vars = append(vars, float64(cellsOf(fx.wl.Domain(), g.attrs))*g.sigma*g.sigma)
 		}
 	}
+	sd := res.Plan.stage.count.sd() // the staged plan's count is among n̂'s inputs
+	vars = append(vars, sd*sd)
 	if got, want := res.Plan.Params["n_estimate_se"], estimateNSE(vars); math.Abs(got-want) > 1e-9*want || want <= 0 {
 		t.Errorf("n_estimate_se = %v, want %v", got, want)
 	}

@@ -151,12 +151,22 @@ func marginalWorkload(w *query.Workload, groups []group) (*query.Workload, error
 // Under add/remove n̂ comes from count (a noisy record count) when the plan
 // has one, else from the marginal groups' noisy totals.
 func measure(p *Problem, groups []group, nb Neighbours, count *countPlan) (*measured, error) {
+	return measureN(p, groups, nb, count, nil)
+}
+
+// nPrior is an unbiased noisy record count drawn before the tables (the
+// staged plan's, secondStage) and its variance, which n̂ under add/remove
+// averages with the tables' totals.
+type nPrior struct{ value, variance float64 }
+
+// measureN is measure with prior, when not nil, among n̂'s inputs.
+func measureN(p *Problem, groups []group, nb Neighbours, count *countPlan, prior *nPrior) (*measured, error) {
 	w := p.Workload
 	mw, err := marginalWorkload(w, groups)
 	if err != nil {
 		return nil, err
 	}
-	nz := &noiser{p: p, groups: groups, sums: make([]float64, len(groups)), sumVar: make([]float64, len(groups))}
+	nz := &noiser{p: p, groups: groups, sums: make([]float64, len(groups)), sumVar: make([]float64, len(groups)), prior: prior}
 	var margNoisy, margSig []float64 // the marginal groups' noisy counts and σ per query (counts), in order
 	if mw != nil {
 		if margNoisy, margSig, err = nz.marginals(mw); err != nil {
@@ -220,6 +230,7 @@ type noiser struct {
 	p            *Problem
 	groups       []group
 	sums, sumVar []float64
+	prior        *nPrior
 }
 
 // gauss adds group gi's discrete Gaussian noise to the exact counts cnt
@@ -328,9 +339,9 @@ func (nz *noiser) rows() (noisy, sig []float64, err error) {
 
 // nHat is the count the fractions are relative to: n under replace-one;
 // under add/remove the noisy record count when the plan has one, else the
-// inverse-variance weighted mean of the marginal groups' noisy totals
-// (post-processing). Its standard error is the plan's n_estimate_se
-// (planNSE).
+// inverse-variance weighted mean of the marginal groups' noisy totals and
+// the prior count if there is one (post-processing). Its standard error is
+// the plan's n_estimate_se (planNSE, or the staged plan's measureStaged).
 func (nz *noiser) nHat(nb Neighbours, count *countPlan) (float64, error) {
 	p := nz.p
 	n := float64(p.N)
@@ -350,6 +361,9 @@ func (nz *noiser) nHat(nb Neighbours, count *countPlan) (float64, error) {
 		}
 		if len(ms) == 0 {
 			return 0, fmt.Errorf("%w: add/remove neighbours need at least one marginal measurement to estimate n", ErrUnsupported)
+		}
+		if nz.prior != nil {
+			ms, mv = append(ms, nz.prior.value), append(mv, nz.prior.variance)
 		}
 		return estimateN(ms, mv), nil
 	}

@@ -46,8 +46,13 @@ type countPlan struct {
 // planCountZCDP plans the noisy count with CountShare of rho (a discrete
 // Gaussian) and returns it with the ρ left for the solver's own mechanisms.
 func planCountZCDP(solver string, rho float64, unit int) (*countPlan, float64, error) {
+	return planCountShare(solver, rho, CountShare, unit)
+}
+
+// planCountShare is planCountZCDP with the count's share of rho given.
+func planCountShare(solver string, rho, share float64, unit int) (*countPlan, float64, error) {
 	K := float64(unit)
-	sigma := privacy.CalibrateGaussian(CountShare*rho, 1, K)
+	sigma := privacy.CalibrateGaussian(share*rho, 1, K)
 	g, err := privacy.NewDiscreteGaussian(sigma)
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: the noisy record count: %w", solver, err)
@@ -105,13 +110,18 @@ func (c *countPlan) sd() float64 {
 
 // estimate draws n̂ = max(1, n + Z).
 func (c *countPlan) estimate(r *privacy.Rand, n int) int {
+	return int(max(1, c.draw(r, n)))
+}
+
+// draw draws n + Z, not clamped (an unbiased estimate of n).
+func (c *countPlan) draw(r *privacy.Rand, n int) int64 {
 	var z int64
 	if c.gauss != nil {
 		z = c.gauss.Sample(r)
 	} else {
 		z = c.lap.Sample(r)
 	}
-	return int(max(1, int64(n)+z))
+	return int64(n) + z
 }
 
 // planShape is the shape a seed solver plans with before any private step:

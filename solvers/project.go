@@ -39,9 +39,11 @@ import (
 // (Shape.UnitRows) a marginal table has sensitivity K, a counting query K,
 // the prefix counts K√v (a unit's change is the sum of K records' changes,
 // which may all fall in one cell), and n is estimated from the noisy tables
-// (post-processing) — or, when the plan measures no marginal table (the
+// (post-processing) — with, in the tuned setting's staged plan
+// (secondStage), the noisy record count (sensitivity K, stageCountShare of
+// ρ) that chose them; or, when the plan measures no marginal table (the
 // paper setting; a workload of ranges and predicates only), from a noisy
-// record count (sensitivity K) that takes CountShare of ρ. ρ =
+// record count that takes CountShare of ρ. ρ =
 // Δ²/(2σ²) per group, composed by adding ρ (zCDP); the groups' shares sum to
 // the budget's ρ. The fit is post-processing.
 type Project struct {
@@ -97,16 +99,25 @@ func (s *Project) threshold() float64 {
 // ratio is ν_R = σ_R·c̄_R: σ_R the noise, as a fraction of n, of measuring
 // C_R alone with the whole budget, c̄_R the mean number of cells of its
 // sets (noise against the mean cell). The rule reads only n, ρ and the
-// workload's structure, and n only where it is public: under add/remove
-// neighbours, and when N is not yet known (planning before the data is
-// opened), the plan measures C_{R−1} and C_R. The total charged is the
-// budget's ρ either way.
+// workload's structure, and n only where it is public. When N is not yet
+// known (planning before the data is opened under replace-one) the plan
+// measures C_{R−1} and C_R. Under add/remove neighbours n is private, and
+// the plan is staged (secondStage): a noisy record count first, then
+// C_{R−1} and C_R unless the count says the budget does not resolve
+// C_{R−1} (ν̂_{R−1} above Threshold), in which case only the highest lower
+// order it resolves is measured. The total charged is the budget's ρ
+// either way.
 //
 // Evidence (docs/BENCHMARKS.md): measuring lower orders alone (1-way) loses
 // badly on max error everywhere; C_{R−1} with C_R was best or within ~10%
 // on adult-reduced (ε 0.2–2) and titanic (ε 0.5–2); C_{R−1} alone was best
 // where ν_R is large (adult-reduced at ε = 0.1: ν_3 = 3.9; titanic, n =
-// 1,304: ν_3 >= 5).
+// 1,304: ν_3 >= 5). Under add/remove, on the accuracy suite, dropping C_R
+// by ν̂_R lost where the triples still paid at ν_3 of 4–11 (star, healthins
+// at ε = 0.1), so the staged plan gates on ν̂_{R−1}; it fires on the suite
+// only on affairs (601 records) at ε 0.1 and 0.5, where the one-way tables
+// alone had the lowest L1 of the orders measured ("The record count
+// first").
 func (s *Project) Plan(sh *Shape) (*Plan, error) {
 	if err := sh.checkUnit(s.Name()); err != nil {
 		return nil, err
@@ -159,11 +170,17 @@ func (s *Project) Plan(sh *Shape) (*Plan, error) {
 		plan.Charges = calibrate(groups, share, rho, w, s.Name())
 	} else {
 		orders := s.Orders
+		staged := false
 		if orders == nil {
 			orders = s.rule(&pub, rho)
+			// Under add/remove the rule cannot read n: the top order waits
+			// for the first stage's n̂ (secondStage).
+			staged = sh.Neighbours == AddRemove && len(orders) == 2
 		}
 		for _, r := range orders {
-			plan.Params[fmt.Sprintf("order_%d", r)] = 1
+			if !staged { // a staged plan records the orders it measured
+				plan.Params[fmt.Sprintf("order_%d", r)] = 1
+			}
 			for _, set := range downwardClosure(w, r) {
 				groups = append(groups, group{attrs: set, sens2: marginalSens2(sh)})
 			}
@@ -180,7 +197,11 @@ func (s *Project) Plan(sh *Shape) (*Plan, error) {
 		for i, g := range groups {
 			share[i] = g.sens2
 		}
-		plan.Charges = calibrate(groups, share, rho, w, s.Name())
+		if !staged {
+			plan.Charges = calibrate(groups, share, rho, w, s.Name())
+		} else if err := s.planStaged(plan, sh, groups, share, orders[1], rho); err != nil {
+			return nil, err
+		}
 	}
 	if plan.count != nil {
 		plan.Charges = append([]privacy.Charge{plan.count.charge}, plan.Charges...)
@@ -189,8 +210,10 @@ func (s *Project) Plan(sh *Shape) (*Plan, error) {
 	if pub.N > 0 {
 		plan.Params["sigma_fraction"] = groups[len(groups)-1].sigma / float64(pub.N)
 	}
-	plan.groups = groups
-	planNSE(sh, plan)
+	if plan.stage == nil {
+		plan.groups = groups
+		planNSE(sh, plan)
+	}
 	return plan, nil
 }
 
@@ -232,14 +255,14 @@ func (s *Project) rule(sh *Shape, rho float64) []int {
 		return nil
 	case top == 1:
 		return []int{1}
-	case top >= 3 && sh.N > 0 && s.ratio(sh, top, rho) > s.threshold():
+	case top >= 3 && sh.N > 0 && s.ratio(sh, top, rho, float64(sh.N)) > s.threshold():
 		return []int{top - 1}
 	}
 	return []int{top - 1, top}
 }
 
-// ratio is ν_r of the Tuned rule.
-func (s *Project) ratio(sh *Shape, r int, rho float64) float64 {
+// ratio is ν_r of the Tuned rule at n records.
+func (s *Project) ratio(sh *Shape, r int, rho, n float64) float64 {
 	sets := downwardClosure(sh.Workload, r)
 	if len(sets) == 0 {
 		return math.Inf(1)
@@ -249,7 +272,7 @@ func (s *Project) ratio(sh *Shape, r int, rho float64) float64 {
 		cells += float64(cellsOf(sh.Workload.Domain(), set))
 	}
 	cbar := cells / float64(len(sets))
-	sigma := math.Sqrt(float64(len(sets))*marginalSens2(sh)/(2*rho)) / float64(sh.N)
+	sigma := math.Sqrt(float64(len(sets))*marginalSens2(sh)/(2*rho)) / n
 	return sigma * cbar
 }
 
@@ -317,7 +340,13 @@ func (s *Project) Solve(ctx context.Context, p *Problem) (*Result, error) {
 // result are post-processing.
 func (s *Project) solveExplicit(ctx context.Context, p *Problem, plan *Plan) (*Result, error) {
 	start := time.Now()
-	ms, err := measure(p, plan.groups, p.Neighbours, plan.count)
+	var ms *measured
+	var err error
+	if plan.stage != nil {
+		ms, err = s.measureStaged(p, plan)
+	} else {
+		ms, err = measure(p, plan.groups, p.Neighbours, plan.count)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -193,6 +193,7 @@ type Plan struct {
 	groups   []group       // measure-and-project: what is measured
 	factored *factoredPlan // measure-and-project on the factored model
 	count    *countPlan    // the seed solvers' noisy record count (add/remove)
+	stage    *secondStage  // the explicit tuned plan's second stage (add/remove)
 }
 
 // Total is the zCDP ρ of the plan's ZCDP and Pure charges (Approx

@@ -1,0 +1,138 @@
+package solvers
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/dpsynth/synth/privacy"
+)
+
+// TestProjectStagedPlan: under add/remove the explicit tuned plan is
+// staged: two charges (the record count, then the tables) that sum to the
+// budget's ρ, the same whatever N the caller sets (n is private), and a
+// second stage holding the workload's top two orders.
+func TestProjectStagedPlan(t *testing.T) {
+	fx := loadFixture(t, "adult-reduced", nil, 3)
+	b := privacy.Budget{Eps: 0.1, Delta: 1e-9}
+	rho, err := b.Rho(privacy.Tight)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first *Plan
+	for _, n := range []int{0, 10, 1_000_000} {
+		plan, err := (&Project{}).Plan(&Shape{Budget: b, Workload: fx.wl, N: n})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := plan.stage
+		if st == nil || len(plan.Charges) != 2 || len(plan.groups) != 0 {
+			t.Fatalf("N = %d: stage %v, %d charges, %d groups; want a stage, 2 charges, 0 groups", n, st != nil, len(plan.Charges), len(plan.groups))
+		}
+		if got := plan.Total(); math.Abs(got-rho) > 1e-6*rho || got > rho {
+			t.Errorf("N = %d: charges total ρ %v, want %v", n, got, rho)
+		}
+		if want := len(downwardClosure(fx.wl, 2)) + len(downwardClosure(fx.wl, 3)); len(st.keep) != want || st.top != 3 {
+			t.Errorf("N = %d: second stage of %d tables, top %d; want %d, 3", n, len(st.keep), st.top, want)
+		}
+		if first == nil {
+			first = plan
+			continue
+		}
+		for i, c := range plan.Charges {
+			if c.Label != first.Charges[i].Label || c.Rho != first.Charges[i].Rho {
+				t.Errorf("N = %d: charge %d = %q (ρ %v), want %q (ρ %v) as for N = 0", n, i, c.Label, c.Rho, first.Charges[i].Label, first.Charges[i].Rho)
+			}
+		}
+	}
+}
+
+// TestProjectStagedChoice: the second stage measures C_{R−1} and C_R when
+// the count says the budget resolves C_{R−1} (ν̂_{R−1} <= 3), and else the
+// one-way tables alone (the highest order below R−1 of a 3-way workload)
+// calibrated within the stage's charge.
+func TestProjectStagedChoice(t *testing.T) {
+	fx := loadFixture(t, "adult-reduced", nil, 3)
+	s := &Project{}
+	sh := &Shape{Budget: privacy.Budget{Eps: 0.1, Delta: 1e-9}, Workload: fx.wl}
+	plan, err := s.Plan(sh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := plan.stage
+	nu1 := s.ratio(sh, 2, st.all, 1) // ν₂ at one record: ν₂(n) = nu1/n
+	for _, tt := range []struct {
+		name  string
+		nHat  float64
+		order int
+	}{
+		{"resolved", nu1 / 2.9, 3},
+		{"large", 1e9, 3},
+		{"unresolved", nu1 / 3.1, 1},
+		{"one record", 1, 1},
+	} {
+		groups, order := s.choose(st, sh, tt.nHat)
+		if order != tt.order {
+			t.Errorf("%s: choose(n̂ = %g) = order %d, want %d", tt.name, tt.nHat, order, tt.order)
+			continue
+		}
+		if order == 3 {
+			if len(groups) != len(st.keep) || groups[0].sigma != st.keep[0].sigma {
+				t.Errorf("%s: %d groups, want the plan's %d", tt.name, len(groups), len(st.keep))
+			}
+			continue
+		}
+		cost := 0.0
+		for _, g := range groups {
+			if len(g.attrs) != 1 {
+				t.Fatalf("%s: group %v, want one-way tables", tt.name, g.attrs)
+			}
+			cost += privacy.GaussianCost(math.Sqrt(g.sens2), g.sigma).Rho
+		}
+		if len(groups) != len(fx.wl.Domain().Names()) || cost > st.rho || cost < 0.999*st.rho {
+			t.Errorf("%s: %d one-way tables costing ρ %v, want %d within the stage's %v", tt.name, len(groups), cost, len(fx.wl.Domain().Names()), st.rho)
+		}
+	}
+}
+
+// TestProjectStagedSolve: a staged solve records what the count chose. At
+// ε = 1 on 48,842 records it keeps the workload's two orders; with a
+// threshold no table meets it measures the one-way tables alone. Either
+// way n̂'s standard error is that of the count and the measured tables.
+func TestProjectStagedSolve(t *testing.T) {
+	fx := small(t)
+	for _, tt := range []struct {
+		name      string
+		threshold float64
+		order     int
+		groups    int
+	}{
+		{"resolved", 0, 2, 3 + 3},
+		{"unresolved", 1e-12, 1, 3},
+	} {
+		p := fx.problem(t, 1, 1e-9, 1)
+		p.Neighbours = AddRemove
+		res, err := (&Project{Threshold: tt.threshold}).Solve(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pr := res.Plan.Params
+		if int(pr["tables_order"]) != tt.order || len(res.Plan.groups) != tt.groups || len(res.Bounds) != tt.groups {
+			t.Errorf("%s: tables_order %v, %d groups, %d bounds; want %d, %d, %d", tt.name, pr["tables_order"], len(res.Plan.groups), len(res.Bounds), tt.order, tt.groups, tt.groups)
+		}
+		if _, ok := pr["order_2"]; ok != (tt.order == 2) {
+			t.Errorf("%s: order_2 recorded %v, want %v", tt.name, ok, tt.order == 2)
+		}
+		if c := pr["count_estimate"]; math.Abs(c-float64(p.N)) > 6*res.Plan.stage.count.sd() {
+			t.Errorf("%s: count_estimate %v, more than 6σ from n = %d", tt.name, c, p.N)
+		}
+		var vars []float64
+		for _, g := range res.Plan.groups {
+			vars = append(vars, float64(cellsOf(fx.wl.Domain(), g.attrs))*g.sigma*g.sigma)
+		}
+		sd := res.Plan.stage.count.sd()
+		if got, want := pr["n_estimate_se"], estimateNSE(append(vars, sd*sd)); math.Abs(got-want) > 1e-9*want {
+			t.Errorf("%s: n_estimate_se = %v, want %v", tt.name, got, want)
+		}
+	}
+}
