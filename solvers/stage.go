@@ -11,11 +11,11 @@ import (
 // stageCountShare is the share of ρ the staged plan spends on its noisy
 // record count (secondStage). The tables' σ grow by 1/√(1 − share), 0.5%;
 // the count's standard error, 1/√(2·share·ρ) for K = 1, is 58, 112 and 531
-// records at ε = 1, 0.5 and 0.1 (δ = 10⁻⁹). On tables of thousands of
-// records that puts ν̂ within a few tens of percent of ν. On the suite's
-// smallest (affairs, 601 records, where ν₂ is 17 and 3.7 at ε 0.1 and 0.5)
-// ν̂₂ is above the threshold unless the count is 5.4 standard errors high
-// at 0.1, and 1.2 at 0.5 (docs/BENCHMARKS.md).
+// records at ε = 1, 0.5 and 0.1 (δ = 10⁻⁹). With stageMargin that decides
+// the stage for tables whose ν_{R−1} is several times the threshold (the
+// suite's affairs at ε = 0.1: 601 records, ν₂ = 17) and leaves the plan as
+// it is near the threshold, where the count cannot tell (affairs at 0.5,
+// titanic without Age at 0.5; docs/BENCHMARKS.md).
 const stageCountShare = 0.01
 
 // secondStage is the explicit tuned plan under add/remove neighbours, where
@@ -23,23 +23,22 @@ const stageCountShare = 0.01
 //
 //   - first a noisy record count n̂_c (discrete Gaussian, stageCountShare of
 //     ρ);
-//   - then the tables, with the rest. When the noise-to-signal ratio of the
-//     order below the workload's top, ν̂_{R−1} (the rule's ν of
-//     Project.Plan, at n̂_c and the whole ρ), is at most the threshold, the
-//     tables are the plan's C_{R−1} and C_R at the σ it set. Otherwise the
-//     budget does not resolve C_{R−1}, from which the fit would extrapolate
-//     the top order, and the stage measures only the highest lower order r
-//     whose ν̂_r is at most the threshold (the one-way tables if none), with
-//     all the tables' budget.
+//   - then the tables, with the rest. The plan's C_{R−1} and C_R at the σ
+//     it set, unless the noise-to-signal ratio of the order below the top,
+//     ν_{R−1} (the rule's ν of Project.Plan with the whole ρ), is above the
+//     threshold even at n̂_c + stageMargin standard errors. Then the budget
+//     does not resolve C_{R−1}, from which the fit would extrapolate the top
+//     order, and the stage measures C_{R−1} alone with all the tables'
+//     budget, as the replace-one rule does when ν_R is above the threshold.
 //
 // n̂ is then the inverse-variance mean of the count and the measured tables'
 // noisy totals.
 //
 // Privacy: the count has ℓ2 sensitivity K (a unit adds or removes at most
 // K records) and is charged as drawn; the tables are one charge ρ_2, the
-// sum of the costs of C_{R−1} and C_R at the plan's σ. A lower order's
-// tables are calibrated to at most ρ_2 in total. Which tables are measured
-// is a function of the noisy count (post-processing), so the composition is
+// sum of the costs of C_{R−1} and C_R at the plan's σ. C_{R−1} alone is
+// calibrated to at most ρ_2 in total. Which tables are measured is a
+// function of the noisy count (post-processing), so the composition is
 // adaptive zCDP composition with a fixed total.
 type secondStage struct {
 	count *countPlan
@@ -94,18 +93,24 @@ func (s *Project) stageTables(plan *Plan, w *query.Workload, count *countPlan, g
 	plan.Charges = append(append([]privacy.Charge{count.charge}, famCharges...), privacy.Charge{
 		Label: fmt.Sprintf("%s: the tables, chosen with the noisy record count: discrete Gaussian (ℓ2 sensitivity %.4g counts) "+
 			"on the %d order-%d and %d order-%d marginals (σ = %.4g counts each), or, when the count says the budget does not "+
-			"resolve the order-%d marginals (noise-to-signal ratio above %g), on the marginals of the highest order it "+
-			"resolves alone (the one-way marginals if none; total at most this ρ)",
-			s.Name(), math.Sqrt(st.keep[0].sens2), lower, top-1, len(st.keep)-lower, top, st.keep[0].sigma, top-1, s.threshold()),
+			"resolve the order-%d marginals (noise-to-signal ratio above %g at the count plus %d standard errors), on the "+
+			"order-%d marginals alone (total at most this ρ)",
+			s.Name(), math.Sqrt(st.keep[0].sens2), lower, top-1, len(st.keep)-lower, top, st.keep[0].sigma, top-1, s.threshold(), stageMargin, top-1),
 		Cost: privacy.ZCDPCost(st.rho),
 	})
 	count.params(plan)
 	plan.Params["count_share"] = stageCountShare
 }
 
+// stageMargin is how many of the count's standard errors the stage adds to
+// it before it reads ν: it drops the top order only when the order below
+// is unresolved even at n̂_c + 2σ_c, a one-sided test that a table whose
+// ν_{R−1} is at the threshold fails 2.3% of the time.
+const stageMargin = 2
+
 // tables draws the stage's count and returns the groups it measures (the
-// tables, then plan.groups' families), the order it resolved and the
-// count as n̂'s prior.
+// tables, then plan.groups' families), the highest order among them and
+// the count as n̂'s prior.
 func (s *Project) tables(p *Problem, plan *Plan) ([]group, int, *nPrior) {
 	st := plan.stage
 	v := float64(st.count.draw(p.Rand, p.N))
@@ -114,20 +119,19 @@ func (s *Project) tables(p *Problem, plan *Plan) ([]group, int, *nPrior) {
 	}
 	sd := st.count.sd()
 	prior := &nPrior{value: v, variance: sd * sd}
-	groups, order := s.choose(st, &p.Shape, max(v, 1))
+	groups, order := s.choose(st, &p.Shape, max(v+stageMargin*sd, 1))
 	return append(groups, plan.groups...), order, prior
 }
 
-// choose returns the tables the stage measures given the noisy count n̂_c
-// and the highest order among them.
-func (s *Project) choose(st *secondStage, sh *Shape, nHat float64) ([]group, int) {
-	if s.ratio(sh, st.top-1, st.all, nHat) <= s.threshold() {
+// choose returns the tables the stage measures given n, the count's upper
+// bound (tables), and the highest order among them: C_{R−1} and C_R when
+// ν_{R−1} at n is at most the threshold, else C_{R−1} alone with all the
+// stage's budget.
+func (s *Project) choose(st *secondStage, sh *Shape, n float64) ([]group, int) {
+	if s.ratio(sh, st.top-1, st.all, n) <= s.threshold() {
 		return st.keep, st.top
 	}
 	r := st.top - 1
-	for r > 1 && s.ratio(sh, r, st.all, nHat) > s.threshold() {
-		r--
-	}
 	sens2 := st.keep[0].sens2
 	var groups []group
 	var share []float64
@@ -142,9 +146,9 @@ func (s *Project) choose(st *secondStage, sh *Shape, nHat float64) ([]group, int
 }
 
 // measureStaged measures a staged plan: the count, then the tables it
-// chooses. It records the count (first_stage_n), the order resolved
-// (second_stage_order, order_r), the groups measured and n̂'s standard
-// error over them (n_estimate_se).
+// chooses. It records the count (count_estimate), the highest order
+// measured (tables_order, and order_r for each order), the groups measured
+// and n̂'s standard error over them (n_estimate_se).
 func (s *Project) measureStaged(p *Problem, plan *Plan) (*measured, error) {
 	groups, order, prior := s.tables(p, plan)
 	plan.Params["count_estimate"] = prior.value

@@ -48,9 +48,8 @@ func TestProjectStagedPlan(t *testing.T) {
 }
 
 // TestProjectStagedChoice: the second stage measures C_{R−1} and C_R when
-// the count says the budget resolves C_{R−1} (ν̂_{R−1} <= 3), and else the
-// one-way tables alone (the highest order below R−1 of a 3-way workload)
-// calibrated within the stage's charge.
+// the budget resolves C_{R−1} at the n it is given (ν_{R−1} <= 3), and
+// else C_{R−1} alone, calibrated within the stage's charge.
 func TestProjectStagedChoice(t *testing.T) {
 	fx := loadFixture(t, "adult-reduced", nil, 3)
 	s := &Project{}
@@ -68,8 +67,8 @@ func TestProjectStagedChoice(t *testing.T) {
 	}{
 		{"resolved", nu1 / 2.9, 3},
 		{"large", 1e9, 3},
-		{"unresolved", nu1 / 3.1, 1},
-		{"one record", 1, 1},
+		{"unresolved", nu1 / 3.1, 2},
+		{"one record", 1, 2},
 	} {
 		groups, order := s.choose(st, sh, tt.nHat)
 		if order != tt.order {
@@ -84,20 +83,21 @@ func TestProjectStagedChoice(t *testing.T) {
 		}
 		cost := 0.0
 		for _, g := range groups {
-			if len(g.attrs) != 1 {
-				t.Fatalf("%s: group %v, want one-way tables", tt.name, g.attrs)
+			if len(g.attrs) != 2 {
+				t.Fatalf("%s: group %v, want two-way tables", tt.name, g.attrs)
 			}
 			cost += privacy.GaussianCost(math.Sqrt(g.sens2), g.sigma).Rho
 		}
-		if len(groups) != len(fx.wl.Domain().Names()) || cost > st.rho || cost < 0.999*st.rho {
-			t.Errorf("%s: %d one-way tables costing ρ %v, want %d within the stage's %v", tt.name, len(groups), cost, len(fx.wl.Domain().Names()), st.rho)
+		if want := len(downwardClosure(fx.wl, 2)); len(groups) != want || cost > st.rho || cost < 0.999*st.rho {
+			t.Errorf("%s: %d two-way tables costing ρ %v, want %d within the stage's %v", tt.name, len(groups), cost, want, st.rho)
 		}
 	}
 }
 
 // TestProjectStagedSolve: a staged solve records what the count chose. At
 // ε = 1 on 48,842 records it keeps the workload's two orders; with a
-// threshold no table meets it measures the one-way tables alone. Either
+// threshold no table meets it measures C_{R−1} (the one-way tables of the
+// 2-way workload) alone. Either
 // way n̂'s standard error is that of the count and the measured tables.
 func TestProjectStagedSolve(t *testing.T) {
 	fx := small(t)
