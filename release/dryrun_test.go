@@ -34,7 +34,8 @@ func dryCfg(t *testing.T) *Config {
 
 // TestDryRunNoise: the noise scales the preview reads from the charge
 // labels agree with the charges' own ρ (σ = Δ/√(2ρ), Δ = √2 for a marginal
-// under replace-one, 1 under add/remove); this pins the labels' wording.
+// under replace-one); this pins the labels' wording. Add/remove, whose plan
+// is staged, is TestDryRunNoiseStaged.
 func TestDryRunNoise(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
