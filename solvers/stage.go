@@ -105,7 +105,8 @@ func (s *Project) stageTables(plan *Plan, w *query.Workload, count *countPlan, g
 // stageMargin is how many of the count's standard errors the stage adds to
 // it before it reads ν: it drops the top order only when the order below
 // is unresolved even at n̂_c + 2σ_c, a one-sided test that a table whose
-// ν_{R−1} is at the threshold fails 2.3% of the time.
+// ν_{R−1} is at the threshold fails 2.3% of the time (the two standard
+// errors of the unresolved-count warning, unresolvedN).
 const stageMargin = 2
 
 // tables draws the stage's count and returns the groups it measures (the
