@@ -825,10 +825,11 @@ func (s *Project) nHat(p *Problem, noisy [][]float64, groups []group) float64 {
 }
 
 // groupsNSE is the standard error of n̂ estimated from the noisy totals of
-// the marginal groups (estimateNSE): a table of c cells measured at σ has
-// a total of variance c·σ². It reads the plan only.
-func groupsNSE(dom *universe.Domain, groups []group) float64 {
-	var vars []float64
+// the marginal groups (estimateNSE), with any other unbiased estimates of
+// n of the given variances (the staged plan's count): a table of c cells
+// measured at σ has a total of variance c·σ². It reads the plan only.
+func groupsNSE(dom *universe.Domain, groups []group, extra ...float64) float64 {
+	vars := append([]float64(nil), extra...)
 	for _, g := range groups {
 		if g.attrs != nil {
 			vars = append(vars, float64(cellsOf(dom, g.attrs))*g.sigma*g.sigma)

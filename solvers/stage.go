@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"github.com/dpsynth/synth/privacy"
-	"github.com/dpsynth/synth/query"
 )
 
 // stageCountShare is the share of ρ the staged plan spends on its noisy
@@ -58,15 +57,9 @@ func (s *Project) planStaged(plan *Plan, sh *Shape, groups []group, share []floa
 		return err
 	}
 	charges := calibrate(groups, share, rest, sh.Workload, s.Name())
-	var vars []float64
-	for _, g := range groups {
-		if g.attrs != nil {
-			vars = append(vars, float64(cellsOf(sh.Workload.Domain(), g.attrs))*g.sigma*g.sigma)
-		}
-	}
 	sd := count.sd()
-	plan.Params["n_estimate_se"] = estimateNSE(append(vars, sd*sd))
-	s.stageTables(plan, sh.Workload, count, groups, charges, top, rho)
+	plan.Params["n_estimate_se"] = groupsNSE(sh.Workload.Domain(), groups, sd*sd)
+	s.stageTables(plan, count, groups, charges, top, rho)
 	return nil
 }
 
@@ -74,7 +67,7 @@ func (s *Project) planStaged(plan *Plan, sh *Shape, groups []group, share []floa
 // with the rest of ρ after count) the second stage: the plan keeps the
 // count and any non-marginal family with their charges, and the tables
 // become one charge.
-func (s *Project) stageTables(plan *Plan, w *query.Workload, count *countPlan, groups []group, charges []privacy.Charge, top int, rho float64) {
+func (s *Project) stageTables(plan *Plan, count *countPlan, groups []group, charges []privacy.Charge, top int, rho float64) {
 	st := &secondStage{count: count, top: top, all: rho}
 	var fams []group
 	var famCharges []privacy.Charge
@@ -89,7 +82,12 @@ func (s *Project) stageTables(plan *Plan, w *query.Workload, count *countPlan, g
 	}
 	plan.groups = fams
 	plan.stage = st
-	lower := len(downwardClosure(w, top-1))
+	lower := 0
+	for _, g := range st.keep {
+		if len(g.attrs) == top-1 {
+			lower++
+		}
+	}
 	plan.Charges = append(append([]privacy.Charge{count.charge}, famCharges...), privacy.Charge{
 		Label: fmt.Sprintf("%s: the tables, chosen with the noisy record count: discrete Gaussian (ℓ2 sensitivity %.4g counts) "+
 			"on the %d order-%d and %d order-%d marginals (σ = %.4g counts each), or, when the count says the budget does not "+
@@ -133,12 +131,13 @@ func (s *Project) choose(st *secondStage, sh *Shape, n float64) ([]group, int) {
 		return st.keep, st.top
 	}
 	r := st.top - 1
-	sens2 := st.keep[0].sens2
 	var groups []group
 	var share []float64
-	for _, set := range downwardClosure(sh.Workload, r) {
-		groups = append(groups, group{attrs: set, sens2: sens2})
-		share = append(share, 1)
+	for _, g := range st.keep {
+		if len(g.attrs) == r {
+			groups = append(groups, g) // a copy: calibrate sets its own σ
+			share = append(share, 1)
+		}
 	}
 	// Calibrated a hair under ρ_2 so that the rounding of the groups' costs
 	// cannot take their sum above the charge.
@@ -164,12 +163,6 @@ func (s *Project) measureStaged(p *Problem, plan *Plan) (*measured, error) {
 	if err != nil {
 		return nil, err
 	}
-	var vars []float64
-	for _, g := range groups {
-		if g.attrs != nil {
-			vars = append(vars, float64(cellsOf(p.Workload.Domain(), g.attrs))*g.sigma*g.sigma)
-		}
-	}
-	plan.Params["n_estimate_se"] = estimateNSE(append(vars, prior.variance))
+	plan.Params["n_estimate_se"] = groupsNSE(p.Workload.Domain(), groups, prior.variance)
 	return ms, nil
 }
