@@ -2,17 +2,14 @@ package release
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"math"
 	"os"
-	"regexp"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/dpsynth/synth/privacy"
+	"github.com/dpsynth/synth/query"
 	"github.com/dpsynth/synth/solvers"
 	"github.com/dpsynth/synth/universe"
 )
@@ -116,8 +113,9 @@ type PreviewTime struct {
 
 // PreviewNoise is the noise of one measured table.
 type PreviewNoise struct {
-	// Table names what is measured ("marginal {age, sex}", "the 14 one-way
-	// marginals", …) and Cells how many counts it has (0 if not known).
+	// Table names what is measured ("marginal {age, sex}", "the record
+	// count", …) and Cells how many counts it has (solvers.Noise.Cells: 0
+	// when not one table).
 	Table string `json:"table"`
 	Cells int64  `json:"cells,omitempty"`
 	// Sigma is the standard deviation of the noise on each measured
@@ -206,7 +204,7 @@ func (r *runner) preview() (*Preview, error) {
 		p.Total.Rho = &rho
 	}
 	p.Charges = manifestCharges(l.Charges())
-	p.Noise, p.NoiseNote = planNoise(r.plan0, r.dom)
+	p.Noise, p.NoiseNote = planNoise(r.plan0, r.wl)
 	p.NEstimateSE = r.plan0.Params["n_estimate_se"]
 	p.Warnings = BudgetWarnings(cfg.Epsilon, cfg.Delta)
 	return p, nil
@@ -233,54 +231,18 @@ func manifestCharges(cs []privacy.Charge) []Charge {
 	return out
 }
 
-// The labels of Gaussian measurements state their noise scale
-// (solvers/measure.go, solvers/factored.go): "…discrete Gaussian on TABLE
-// (ℓ2 sensitivity D counts[ each], σ = S counts)". TestDryRunNoise pins the
-// wording against the solvers' real plans.
-//
-// The explicit project plan under add/remove measures its tables after a
-// noisy record count (solvers/stage.go), in one charge whose label states
-// the σ of the tables it measures when the count resolves them: "…on the
-// TABLES marginals (σ = S counts each), or, …".
-var (
-	gaussLabel  = regexp.MustCompile(`discrete Gaussian on (.+) \(ℓ2 sensitivity [0-9.e+-]+ counts(?: each)?, σ = ([0-9.e+-]+) counts\)`)
-	stagedLabel = regexp.MustCompile(`the tables, chosen with the noisy record count: .*? on the (.+?) marginals \(σ = ([0-9.e+-]+) counts each\)`)
-)
-
 const z95 = 1.959963984540054
 
-// planNoise lists the noise scales the plan states, and a note on what
-// they cover.
-func planNoise(plan *solvers.Plan, dom *universe.Domain) ([]PreviewNoise, string) {
+// planNoise lists the noise scales the plan states (solvers.Plan.Noise),
+// and a note on what they cover.
+func planNoise(plan *solvers.Plan, w *query.Workload) ([]PreviewNoise, string) {
+	list, adaptive := plan.Noise(w)
 	var out []PreviewNoise
-	adaptive := false
-	for _, c := range plan.Charges {
-		if strings.Contains(c.Label, "adaptive rounds") {
-			adaptive = true
-		}
-		m := gaussLabel.FindStringSubmatch(c.Label)
-		table := ""
-		if m != nil {
-			table = m[1]
-		} else if m = stagedLabel.FindStringSubmatch(c.Label); m != nil {
-			table = "each of the " + m[1] + " marginals (when the record count says the budget resolves them)"
-		} else {
+	for _, n := range list {
+		if !(n.Sigma > 0) || math.IsInf(n.Sigma, 0) {
 			continue
 		}
-		sigma, err := strconv.ParseFloat(m[2], 64)
-		if err != nil || !(sigma > 0) || math.IsInf(sigma, 0) {
-			continue
-		}
-		out = append(out, PreviewNoise{Table: table, Cells: tableCells(table, dom), Sigma: sigma, HalfWidth95: z95 * sigma})
-	}
-	if plan.Solver == "mwem" && plan.Iterations > 0 {
-		// Tuned MWEM measures one count per round with a discrete Gaussian
-		// whose σ (counts, K included) the plan records.
-		for _, c := range plan.Charges {
-			if sigma := plan.Params["noise_counts"]; c.Kind == privacy.ZCDP && strings.Contains(c.Label, "Gaussian measurements of one count") && sigma > 0 {
-				out = append(out, PreviewNoise{Table: fmt.Sprintf("each of the %d measured counts", plan.Iterations), Cells: 1, Sigma: sigma, HalfWidth95: z95 * sigma})
-			}
-		}
+		out = append(out, PreviewNoise{Table: n.Table, Cells: n.Cells, Sigma: n.Sigma, HalfWidth95: z95 * n.Sigma})
 	}
 	switch {
 	case len(out) == 0:
@@ -289,22 +251,4 @@ func planNoise(plan *solvers.Plan, dom *universe.Domain) ([]PreviewNoise, string
 		return out, "±1.96σ is a two-sided 95% interval on each measured count (counts, as n is not known before reading); the adaptive rounds' noise is set during the run (annealed or widened by the fits' moves) and is not listed; the fitted answers' error also includes the fit's bias, which this does not cover"
 	}
 	return out, "±1.96σ is a two-sided 95% interval on each measured count (counts, as n is not known before reading); the released answers are fitted to these measurements, and the fit's bias is not covered"
-}
-
-// tableCells returns the number of counts of a measured table named as in
-// a charge label, or 0 if it cannot tell.
-func tableCells(table string, dom *universe.Domain) int64 {
-	inner, ok := strings.CutPrefix(table, "marginal {")
-	if !ok || !strings.HasSuffix(inner, "}") {
-		return 0
-	}
-	cells := int64(1)
-	for _, name := range strings.Split(strings.TrimSuffix(inner, "}"), ", ") {
-		i, ok := dom.Index(name)
-		if !ok {
-			return 0
-		}
-		cells *= int64(dom.Attr(i).Size())
-	}
-	return cells
 }

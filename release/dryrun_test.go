@@ -83,7 +83,7 @@ func TestDryRunNoise(t *testing.T) {
 
 // TestDryRunNoiseStaged: under add/remove the explicit plan draws a noisy
 // record count, then measures its tables in one charge (solvers/stage.go).
-// The preview lists the count's σ and the tables' σ as the labels state
+// The preview lists the count's σ and the tables' σ as the plan states
 // them, each agreeing with its charge's ρ (σ = Δ/√(2ρ), Δ = 1, the tables'
 // charge split over the 7 one-way and 21 two-way tables), and n̂'s standard
 // error: that of the inverse-variance mean of the count and the tables'
@@ -270,31 +270,6 @@ func TestBudgetWarnings(t *testing.T) {
 			t.Errorf("DeltaWarning(%v, %v) = %v, want %v", tt.delta, tt.n, got, tt.want)
 		}
 	}
-}
-
-// FuzzPlanNoise: reading noise scales from arbitrary charge labels never
-// panics and yields only finite, positive scales with ±1.96σ.
-func FuzzPlanNoise(f *testing.F) {
-	dom, err := universe.LoadDomain(rawDomain)
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Add("project: discrete Gaussian on marginal {education, sex} (ℓ2 sensitivity 1.414 counts, σ = 61.16 counts)")
-	f.Add("project: discrete Gaussian on the 7 one-way marginals (ℓ2 sensitivity 1.414 counts each, σ = 8.318 counts)")
-	f.Add("project: discrete Gaussian on marginal {nope} (ℓ2 sensitivity 1 counts, σ = 1e400 counts)")
-	f.Add("project: discrete Gaussian on marginal {} (ℓ2 sensitivity 1 counts, σ = -3 counts)")
-	f.Fuzz(func(t *testing.T, label string) {
-		plan := &solvers.Plan{Solver: "project", Charges: []privacy.Charge{{Label: label, Cost: privacy.ZCDPCost(0.01)}}}
-		noise, note := planNoise(plan, dom)
-		if note == "" {
-			t.Errorf("planNoise(%q): no note", label)
-		}
-		for _, n := range noise {
-			if !(n.Sigma > 0) || math.IsInf(n.Sigma, 0) || n.Cells < 0 || math.Abs(n.HalfWidth95-1.959963984540054*n.Sigma) > 1e-9*n.Sigma {
-				t.Errorf("planNoise(%q) = %+v", label, n)
-			}
-		}
-	})
 }
 
 // TestEstimateWide: on 96 columns of 12 values with all 2-way marginals

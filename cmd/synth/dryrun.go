@@ -88,7 +88,7 @@ func printPreview(w io.Writer, p *release.Preview) {
 			break
 		}
 		cells := ""
-		if n.Cells > 0 {
+		if n.Cells > 1 {
 			cells = fmt.Sprintf(", %s cells", fmtInt(n.Cells))
 		}
 		fmt.Fprintf(w, "  %s%s: σ = %.4g, ±%.4g counts\n", n.Table, cells, n.Sigma, n.HalfWidth95)
