@@ -85,7 +85,8 @@ func TestDryRunNoise(t *testing.T) {
 // record count, then measures its tables in one charge (solvers/stage.go).
 // The preview lists the count's σ and the tables' σ as the plan states
 // them, each agreeing with its charge's ρ (σ = Δ/√(2ρ), Δ = 1, the tables'
-// charge split over the 7 one-way and 21 two-way tables), and n̂'s standard
+// charge split over the 7 one-way and 21 two-way tables, or over the 7
+// one-way tables alone when the count shows too few records), and n̂'s standard
 // error: that of the inverse-variance mean of the count and the tables'
 // totals (each of variance cells·σ²).
 func TestDryRunNoiseStaged(t *testing.T) {
@@ -95,10 +96,10 @@ func TestDryRunNoiseStaged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Noise) != 2 || len(p.Charges) != 2 {
-		t.Fatalf("DryRun: %d noise lines for %d charges, want 2 and 2", len(p.Noise), len(p.Charges))
+	if len(p.Noise) != 3 || len(p.Charges) != 2 {
+		t.Fatalf("DryRun: %d noise lines for %d charges, want 3 and 2", len(p.Noise), len(p.Charges))
 	}
-	count, tabs := p.Noise[0], p.Noise[1]
+	count, tabs, alone := p.Noise[0], p.Noise[1], p.Noise[2]
 	if want := math.Sqrt(1 / (2 * *p.Charges[0].Rho)); count.Table != "the record count" || math.Abs(count.Sigma-want) > 1e-3*want {
 		t.Errorf("noise line %+v: want the record count at σ %v", count, want)
 	}
@@ -106,6 +107,10 @@ func TestDryRunNoiseStaged(t *testing.T) {
 	if want := math.Sqrt(tables / (2 * *p.Charges[1].Rho)); !strings.HasPrefix(tabs.Table, "each of the 7 order-1 and 21 order-2 marginals") ||
 		math.Abs(tabs.Sigma-want) > 1e-3*want || math.Abs(tabs.HalfWidth95-1.959963984540054*tabs.Sigma) > 1e-9*tabs.Sigma {
 		t.Errorf("noise line %+v: want each of the tables at σ %v", tabs, want)
+	}
+	if want := math.Sqrt(7 / (2 * *p.Charges[1].Rho)); !strings.HasPrefix(alone.Table, "each of the 7 order-1 marginals alone") ||
+		math.Abs(alone.Sigma-want) > 1e-3*want {
+		t.Errorf("noise line %+v: want the one-way tables alone at σ %v", alone, want)
 	}
 	dom, err := universe.LoadDomain(rawDomain)
 	if err != nil {

@@ -23,8 +23,9 @@ type Noise struct {
 
 // Noise lists the noise scales the plan fixes before any data is read, in
 // the order of its charges: the noisy record count, the measured tables
-// and families, the staged tables (one line for all of them, at the σ they
-// have when the count keeps the plan), and tuned MWEM's measured counts.
+// and families, the staged tables (a line for the tables the count keeps
+// when it shows enough records, a line for the order below alone), and
+// tuned MWEM's measured counts.
 // adaptive reports that the plan also measures with noise set during the
 // run (the factored model's adaptive rounds), which the list cannot state.
 // w is the workload the plan was made for (it names the tables). Only
@@ -54,9 +55,12 @@ func (p *Plan) Noise(w *query.Workload) (list []Noise, adaptive bool) {
 			}
 		}
 		list = append(list, Noise{
-			Table: fmt.Sprintf("each of the %d order-%d and %d order-%d marginals (when the record count says the budget resolves them)",
-				lower, st.top-1, len(st.keep)-lower, st.top),
+			Table: fmt.Sprintf("each of the %d order-%d and %d order-%d marginals, if the table holds more than about %.0f records "+
+				"(the noisy record count plus %d standard errors decides)", lower, st.top-1, len(st.keep)-lower, st.top, st.records, stageMargin),
 			Sigma: st.keep[0].sigma,
+		}, Noise{
+			Table: fmt.Sprintf("each of the %d order-%d marginals alone, if fewer", len(st.alone), st.top-1),
+			Sigma: st.alone[0].sigma,
 		})
 	}
 	if sigma := p.Params["noise_counts"]; p.Solver == "mwem" && p.Iterations > 0 && sigma > 0 {

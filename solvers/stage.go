@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/dpsynth/synth/privacy"
+	"github.com/dpsynth/synth/query"
 )
 
 // stageCountShare is the share of ρ the staged plan spends on its noisy
@@ -43,8 +44,12 @@ type secondStage struct {
 	count *countPlan
 	top   int     // R, the workload's highest marginal order
 	keep  []group // C_{R−1} and C_R at the plan's σ
+	alone []group // C_{R−1} alone, calibrated to ρ_2
 	rho   float64 // ρ_2: the tables' budget (the sum of keep's costs)
 	all   float64 // the plan's whole ρ, the budget ν is computed at
+	// records is the n at which ν_{R−1} is the threshold: the stage keeps
+	// C_R when the count plus stageMargin standard errors is at least this.
+	records float64
 }
 
 // planStaged plans the staged tables: the count with stageCountShare of
@@ -60,7 +65,30 @@ func (s *Project) planStaged(plan *Plan, sh *Shape, groups []group, share []floa
 	sd := count.sd()
 	plan.Params["n_estimate_se"] = groupsNSE(sh.Workload.Domain(), groups, sd*sd)
 	s.stageTables(plan, count, groups, charges, top, rho)
+	st := plan.stage
+	st.alone = s.aloneTables(st, sh.Workload)
+	// ν_{R−1} falls as 1/n: ν(n) = ν(1)/n.
+	st.records = s.ratio(sh, top-1, rho, 1) / s.threshold()
+	plan.Params["stage_records"] = st.records
 	return nil
+}
+
+// aloneTables returns C_{R−1} calibrated to all of the stage's budget:
+// what the stage measures when the count says the budget does not resolve
+// C_{R−1}.
+func (s *Project) aloneTables(st *secondStage, w *query.Workload) []group {
+	var groups []group
+	var share []float64
+	for _, g := range st.keep {
+		if len(g.attrs) == st.top-1 {
+			groups = append(groups, g) // a copy: calibrate sets its own σ
+			share = append(share, 1)
+		}
+	}
+	// Calibrated a hair under ρ_2 so that the rounding of the groups' costs
+	// cannot take their sum above the charge.
+	calibrate(groups, share, st.rho*(1-1e-9), w, s.Name())
+	return groups
 }
 
 // stageTables makes plan's marginal groups (C_{R−1} and C_R, calibrated
@@ -130,19 +158,7 @@ func (s *Project) choose(st *secondStage, sh *Shape, n float64) ([]group, int) {
 	if s.ratio(sh, st.top-1, st.all, n) <= s.threshold() {
 		return st.keep, st.top
 	}
-	r := st.top - 1
-	var groups []group
-	var share []float64
-	for _, g := range st.keep {
-		if len(g.attrs) == r {
-			groups = append(groups, g) // a copy: calibrate sets its own σ
-			share = append(share, 1)
-		}
-	}
-	// Calibrated a hair under ρ_2 so that the rounding of the groups' costs
-	// cannot take their sum above the charge.
-	calibrate(groups, share, st.rho*(1-1e-9), sh.Workload, s.Name())
-	return groups, r
+	return st.alone, st.top - 1
 }
 
 // measureStaged measures a staged plan: the count, then the tables it

@@ -48,8 +48,9 @@ func TestProjectStagedPlan(t *testing.T) {
 }
 
 // TestProjectStagedChoice: the second stage measures C_{R−1} and C_R when
-// the budget resolves C_{R−1} at the n it is given (ν_{R−1} <= 3), and
-// else C_{R−1} alone, calibrated within the stage's charge.
+// the budget resolves C_{R−1} at the n it is given (ν_{R−1} <= 3, from the
+// plan's stage_records on), and else C_{R−1} alone, calibrated within the
+// stage's charge.
 func TestProjectStagedChoice(t *testing.T) {
 	fx := loadFixture(t, "adult-reduced", nil, 3)
 	s := &Project{}
@@ -69,6 +70,8 @@ func TestProjectStagedChoice(t *testing.T) {
 		{"large", 1e9, 3},
 		{"unresolved", nu1 / 3.1, 2},
 		{"one record", 1, 2},
+		{"at the plan's records", st.records * (1 + 1e-9), 3},
+		{"below the plan's records", st.records * (1 - 1e-9), 2},
 	} {
 		groups, order := s.choose(st, sh, tt.nHat)
 		if order != tt.order {
