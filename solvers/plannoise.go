@@ -11,7 +11,7 @@ import (
 // kind of table when the plan states one σ for each of several.
 type Noise struct {
 	// Table names what is measured ("marginal {age, sex}", "the record
-	// count", "each of the 7 order-1 and 21 order-2 marginals (…)").
+	// count", "each of the 7 order-1 marginals alone, if fewer").
 	Table string
 	// Cells is the number of counts measured: a marginal table's cells, 1
 	// for a single count (the record count, each of tuned MWEM's), 0 when
@@ -25,11 +25,11 @@ type Noise struct {
 // the order of its charges: the noisy record count, the measured tables
 // and families, the staged tables (a line for the tables the count keeps
 // when it shows enough records, a line for the order below alone), and
-// tuned MWEM's measured counts.
-// adaptive reports that the plan also measures with noise set during the
-// run (the factored model's adaptive rounds), which the list cannot state.
-// w is the workload the plan was made for (it names the tables). Only
-// Gaussian noise is listed: a Laplace count's scale is not a σ.
+// tuned MWEM's measured counts. adaptive reports that the plan also
+// measures with noise set during the run (the factored model's adaptive
+// rounds), which the list cannot state. w is the workload the plan was
+// made for (it names the tables). Only Gaussian noise is listed: a Laplace
+// count's scale is not a σ.
 //
 // Everything listed is a function of the plan's public inputs.
 func (p *Plan) Noise(w *query.Workload) (list []Noise, adaptive bool) {
