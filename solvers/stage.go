@@ -172,6 +172,8 @@ func (s *Project) measureStaged(p *Problem, plan *Plan) (*measured, error) {
 	plan.Params[fmt.Sprintf("order_%d", order)] = 1
 	if order == plan.stage.top {
 		plan.Params[fmt.Sprintf("order_%d", order-1)] = 1
+	} else {
+		plan.Warnings = append(plan.Warnings, droppedTop(prior.value, plan.stage))
 	}
 	plan.groups = groups
 	plan.Params["groups"] = float64(len(groups))
@@ -181,4 +183,14 @@ func (s *Project) measureStaged(p *Problem, plan *Plan) (*measured, error) {
 	}
 	plan.Params["n_estimate_se"] = groupsNSE(p.Workload.Domain(), groups, prior.variance)
 	return ms, nil
+}
+
+// droppedTop is the warning of a stage whose count chose C_{R−1} alone: the
+// order-R answers are the fit's extrapolation, and what would have kept
+// them. It reads the noisy count and the plan (post-processing).
+func droppedTop(count float64, st *secondStage) string {
+	return fmt.Sprintf("the noisy record count (%.0f, standard error %.0f) is more than %d standard errors below the %.0f records "+
+		"at which this budget resolves the order-%d marginals: only those were measured, and the order-%d answers are the fit's "+
+		"extrapolation from them; a larger ε would measure the order-%d marginals too",
+		count, st.count.sd(), stageMargin, st.records, st.top-1, st.top, st.top)
 }

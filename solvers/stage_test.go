@@ -3,6 +3,7 @@ package solvers
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/dpsynth/synth/privacy"
@@ -125,6 +126,13 @@ func TestProjectStagedSolve(t *testing.T) {
 		}
 		if _, ok := pr["order_2"]; ok != (tt.order == 2) {
 			t.Errorf("%s: order_2 recorded %v, want %v", tt.name, ok, tt.order == 2)
+		}
+		warned := false
+		for _, w := range res.Plan.Warnings {
+			warned = warned || strings.Contains(w, "standard errors below the") && strings.Contains(w, "only those were measured")
+		}
+		if warned != (tt.order == 1) {
+			t.Errorf("%s: warnings %q; want the dropped order's warning %v", tt.name, res.Plan.Warnings, tt.order == 1)
 		}
 		if c := pr["count_estimate"]; math.Abs(c-float64(p.N)) > 6*res.Plan.stage.count.sd() {
 			t.Errorf("%s: count_estimate %v, more than 6σ from n = %d", tt.name, c, p.N)
