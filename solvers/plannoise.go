@@ -48,18 +48,13 @@ func (p *Plan) Noise(w *query.Workload) (list []Noise, adaptive bool) {
 		list = append(list, n)
 	}
 	if st := p.stage; st != nil {
-		lower := 0
-		for _, g := range st.keep {
-			if len(g.attrs) == st.top-1 {
-				lower++
-			}
-		}
+		lower := len(st.alone) // C_{R−1}
 		list = append(list, Noise{
 			Table: fmt.Sprintf("each of the %d order-%d and %d order-%d marginals, if the table holds more than about %.0f records "+
 				"(the noisy record count plus %d standard errors decides)", lower, st.top-1, len(st.keep)-lower, st.top, st.records, stageMargin),
 			Sigma: st.keep[0].sigma,
 		}, Noise{
-			Table: fmt.Sprintf("each of the %d order-%d marginals alone, if fewer", len(st.alone), st.top-1),
+			Table: fmt.Sprintf("each of the %d order-%d marginals alone, if fewer", lower, st.top-1),
 			Sigma: st.alone[0].sigma,
 		})
 	}

@@ -46,9 +46,9 @@ type secondStage struct {
 	keep  []group // C_{R−1} and C_R at the plan's σ
 	alone []group // C_{R−1} alone, calibrated to ρ_2
 	rho   float64 // ρ_2: the tables' budget (the sum of keep's costs)
-	all   float64 // the plan's whole ρ, the budget ν is computed at
-	// records is the n at which ν_{R−1} is the threshold: the stage keeps
-	// C_R when the count plus stageMargin standard errors is at least this.
+	// records is the n at which ν_{R−1} (at the plan's whole ρ) is the
+	// threshold: ν falls as 1/n, so the stage keeps C_R exactly when the
+	// count plus stageMargin standard errors is at least this.
 	records float64
 }
 
@@ -64,12 +64,9 @@ func (s *Project) planStaged(plan *Plan, sh *Shape, groups []group, share []floa
 	charges := calibrate(groups, share, rest, sh.Workload, s.Name())
 	sd := count.sd()
 	plan.Params["n_estimate_se"] = groupsNSE(sh.Workload.Domain(), groups, sd*sd)
-	s.stageTables(plan, count, groups, charges, top, rho)
-	st := plan.stage
-	st.alone = s.aloneTables(st, sh.Workload)
-	// ν_{R−1} falls as 1/n: ν(n) = ν(1)/n.
-	st.records = s.ratio(sh, top-1, rho, 1) / s.threshold()
-	plan.Params["stage_records"] = st.records
+	records := s.ratio(sh, top-1, rho, 1) / s.threshold() // ν(n) = ν(1)/n
+	s.stageTables(plan, count, groups, charges, top, records, sh.Workload)
+	plan.Params["stage_records"] = records
 	return nil
 }
 
@@ -92,11 +89,12 @@ func (s *Project) aloneTables(st *secondStage, w *query.Workload) []group {
 }
 
 // stageTables makes plan's marginal groups (C_{R−1} and C_R, calibrated
-// with the rest of ρ after count) the second stage: the plan keeps the
-// count and any non-marginal family with their charges, and the tables
-// become one charge.
-func (s *Project) stageTables(plan *Plan, count *countPlan, groups []group, charges []privacy.Charge, top int, rho float64) {
-	st := &secondStage{count: count, top: top, all: rho}
+// with the rest of ρ after count) the second stage, with C_{R−1} alone
+// calibrated to the same charge: the plan keeps the count and any
+// non-marginal family with their charges, and the tables become one
+// charge.
+func (s *Project) stageTables(plan *Plan, count *countPlan, groups []group, charges []privacy.Charge, top int, records float64, w *query.Workload) {
+	st := &secondStage{count: count, top: top, records: records}
 	var fams []group
 	var famCharges []privacy.Charge
 	for i, g := range groups {
@@ -110,12 +108,8 @@ func (s *Project) stageTables(plan *Plan, count *countPlan, groups []group, char
 	}
 	plan.groups = fams
 	plan.stage = st
-	lower := 0
-	for _, g := range st.keep {
-		if len(g.attrs) == top-1 {
-			lower++
-		}
-	}
+	st.alone = s.aloneTables(st, w)
+	lower := len(st.alone)
 	plan.Charges = append(append([]privacy.Charge{count.charge}, famCharges...), privacy.Charge{
 		Label: fmt.Sprintf("%s: the tables, chosen with the noisy record count: discrete Gaussian (ℓ2 sensitivity %.4g counts) "+
 			"on the %d order-%d and %d order-%d marginals (σ = %.4g counts each), or, when the count says the budget does not "+
@@ -146,16 +140,16 @@ func (s *Project) tables(p *Problem, plan *Plan) ([]group, int, *nPrior) {
 	}
 	sd := st.count.sd()
 	prior := &nPrior{value: v, variance: sd * sd}
-	groups, order := s.choose(st, &p.Shape, max(v+stageMargin*sd, 1))
+	groups, order := st.choose(max(v+stageMargin*sd, 1))
 	return append(groups, plan.groups...), order, prior
 }
 
 // choose returns the tables the stage measures given n, the count's upper
 // bound (tables), and the highest order among them: C_{R−1} and C_R when
-// ν_{R−1} at n is at most the threshold, else C_{R−1} alone with all the
-// stage's budget.
-func (s *Project) choose(st *secondStage, sh *Shape, n float64) ([]group, int) {
-	if s.ratio(sh, st.top-1, st.all, n) <= s.threshold() {
+// n is at least records (ν_{R−1} at n at most the threshold), else C_{R−1}
+// alone with all the stage's budget.
+func (st *secondStage) choose(n float64) ([]group, int) {
+	if n >= st.records {
 		return st.keep, st.top
 	}
 	return st.alone, st.top - 1

@@ -61,7 +61,7 @@ func TestProjectStagedChoice(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := plan.stage
-	nu1 := s.ratio(sh, 2, st.all, 1) // ν₂ at one record: ν₂(n) = nu1/n
+	nu1 := s.ratio(sh, 2, plan.Params["rho"], 1) // ν₂ at one record (the whole ρ): ν₂(n) = nu1/n
 	for _, tt := range []struct {
 		name  string
 		nHat  float64
@@ -74,7 +74,7 @@ func TestProjectStagedChoice(t *testing.T) {
 		{"at the plan's records", st.records * (1 + 1e-9), 3},
 		{"below the plan's records", st.records * (1 - 1e-9), 2},
 	} {
-		groups, order := s.choose(st, sh, tt.nHat)
+		groups, order := st.choose(tt.nHat)
 		if order != tt.order {
 			t.Errorf("%s: choose(n̂ = %g) = order %d, want %d", tt.name, tt.nHat, order, tt.order)
 			continue
