@@ -75,6 +75,8 @@ var variantKeys = map[string]func(*experiment, float64){
 	"capmib":   func(v *experiment, f float64) { v.capBytes = uint64(f * (1 << 20)) },
 	"widen":    func(v *experiment, f float64) { v.widenMoves = f },
 	"wrun":     func(v *experiment, f float64) { v.widenRun = f },
+	"cshare":   func(v *experiment, f float64) { v.stageShare = f },
+	"margin":   func(v *experiment, f float64) { v.stageSE = f },
 }
 
 // settingKeys set Project's exported settings.

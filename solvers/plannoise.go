@@ -51,7 +51,7 @@ func (p *Plan) Noise(w *query.Workload) (list []Noise, adaptive bool) {
 		lower := len(st.alone) // C_{R−1}
 		list = append(list, Noise{
 			Table: fmt.Sprintf("each of the %d order-%d and %d order-%d marginals, if the table holds more than about %.0f records "+
-				"(the noisy record count plus %d standard errors decides)", lower, st.top-1, len(st.keep)-lower, st.top, st.records, stageMargin),
+				"(the noisy record count decides)", lower, st.top-1, len(st.keep)-lower, st.top, st.records),
 			Sigma: st.keep[0].sigma,
 		}, Noise{
 			Table: fmt.Sprintf("each of the %d order-%d marginals alone, if fewer", lower, st.top-1),

@@ -103,10 +103,9 @@ func (s *Project) threshold() float64 {
 // known (planning before the data is opened under replace-one) the plan
 // measures C_{R−1} and C_R. Under add/remove neighbours n is private, and
 // the plan is staged (secondStage): a noisy record count first, then
-// C_{R−1} and C_R unless the count says, with a margin of two standard
-// errors, that the budget does not resolve C_{R−1} (ν_{R−1} above
-// Threshold), in which case C_{R−1} alone is measured. The total charged
-// is the budget's ρ either way.
+// C_{R−1} and C_R unless ν_{R−1}, read at the noisy count, is above
+// Threshold (the budget does not resolve C_{R−1}), in which case C_{R−1}
+// alone is measured. The total charged is the budget's ρ either way.
 //
 // Evidence (docs/BENCHMARKS.md): measuring lower orders alone (1-way) loses
 // badly on max error everywhere; C_{R−1} with C_R was best or within ~10%
@@ -116,8 +115,8 @@ func (s *Project) threshold() float64 {
 // by ν̂_R lost where the triples still paid at ν_3 of 4–11 (star, healthins
 // at ε = 0.1), so the staged plan gates on ν_{R−1}. Descending to the
 // one-way tables won on affairs and lost on titanic without Age; C_{R−1}
-// alone wins on both at ε = 0.1, the only suite point where the gate fires
-// ("The record count first").
+// alone wins on both at ε = 0.1 ("The record count first"). The gate
+// reads the count with no margin ("The stage decides at the count").
 func (s *Project) Plan(sh *Shape) (*Plan, error) {
 	if err := sh.checkUnit(s.Name()); err != nil {
 		return nil, err

@@ -11,11 +11,9 @@ import (
 // stageCountShare is the share of ρ the staged plan spends on its noisy
 // record count (secondStage). The tables' σ grow by 1/√(1 − share), 0.5%;
 // the count's standard error, 1/√(2·share·ρ) for K = 1, is 58, 112 and 531
-// records at ε = 1, 0.5 and 0.1 (δ = 10⁻⁹). With stageMargin that decides
-// the stage for tables whose ν_{R−1} is several times the threshold (the
-// suite's affairs at ε = 0.1: 601 records, ν₂ = 17) and leaves the plan as
-// it is near the threshold, where the count cannot tell (affairs at 0.5,
-// titanic without Age at 0.5; docs/BENCHMARKS.md).
+// records at ε = 1, 0.5 and 0.1 (δ = 10⁻⁹). Half, twice and five times the
+// share moved the releases near the stage's threshold only within the
+// seeds' spread (docs/BENCHMARKS.md, "The stage decides at the count").
 const stageCountShare = 0.01
 
 // secondStage is the explicit tuned plan under add/remove neighbours, where
@@ -25,11 +23,15 @@ const stageCountShare = 0.01
 //     ρ);
 //   - then the tables, with the rest. The plan's C_{R−1} and C_R at the σ
 //     it set, unless the noise-to-signal ratio of the order below the top,
-//     ν_{R−1} (the rule's ν of Project.Plan with the whole ρ), is above the
-//     threshold even at n̂_c + stageMargin standard errors. Then the budget
-//     does not resolve C_{R−1}, from which the fit would extrapolate the top
-//     order, and the stage measures C_{R−1} alone with all the tables'
-//     budget, as the replace-one rule does when ν_R is above the threshold.
+//     ν_{R−1} (the rule's ν of Project.Plan with the whole ρ), read at n̂_c,
+//     is above the threshold. Then the budget does not resolve C_{R−1},
+//     from which the fit would extrapolate the top order, and the stage
+//     measures C_{R−1} alone with all the tables' budget, as the replace-one
+//     rule does when ν_R is above the threshold. The count decides as it
+//     is, with no margin: the threshold is where the two choices break
+//     even, and on tables sampled at and around it dropping C_R on the
+//     count's word did as well or better than keeping it
+//     (docs/BENCHMARKS.md, "The stage decides at the count").
 //
 // n̂ is then the inverse-variance mean of the count and the measured tables'
 // noisy totals.
@@ -48,7 +50,7 @@ type secondStage struct {
 	rho   float64 // ρ_2: the tables' budget (the sum of keep's costs)
 	// records is the n at which ν_{R−1} (at the plan's whole ρ) is the
 	// threshold: ν falls as 1/n, so the stage keeps C_R exactly when the
-	// count plus stageMargin standard errors is at least this.
+	// noisy count is at least this.
 	records float64
 }
 
@@ -57,7 +59,7 @@ type secondStage struct {
 // proportion to share) calibrated with the rest; n_estimate_se is the
 // error when the tables are C_{R−1} and C_R.
 func (s *Project) planStaged(plan *Plan, sh *Shape, groups []group, share []float64, top int, rho float64) error {
-	count, rest, err := planCountShare(s.Name(), rho, stageCountShare, sh.Unit())
+	count, rest, err := planCountShare(s.Name(), rho, stageShare(), sh.Unit())
 	if err != nil {
 		return err
 	}
@@ -113,21 +115,14 @@ func (s *Project) stageTables(plan *Plan, count *countPlan, groups []group, char
 	plan.Charges = append(append([]privacy.Charge{count.charge}, famCharges...), privacy.Charge{
 		Label: fmt.Sprintf("%s: the tables, chosen with the noisy record count: discrete Gaussian (ℓ2 sensitivity %.4g counts) "+
 			"on the %d order-%d and %d order-%d marginals (σ = %.4g counts each), or, when the count says the budget does not "+
-			"resolve the order-%d marginals (noise-to-signal ratio above %g at the count plus %d standard errors), on the "+
+			"resolve the order-%d marginals (noise-to-signal ratio above %g at the count), on the "+
 			"order-%d marginals alone (total at most this ρ)",
-			s.Name(), math.Sqrt(st.keep[0].sens2), lower, top-1, len(st.keep)-lower, top, st.keep[0].sigma, top-1, s.threshold(), stageMargin, top-1),
+			s.Name(), math.Sqrt(st.keep[0].sens2), lower, top-1, len(st.keep)-lower, top, st.keep[0].sigma, top-1, s.threshold(), top-1),
 		Cost: privacy.ZCDPCost(st.rho),
 	})
 	count.params(plan)
-	plan.Params["count_share"] = stageCountShare
+	plan.Params["count_share"] = stageShare()
 }
-
-// stageMargin is how many of the count's standard errors the stage adds to
-// it before it reads ν: it drops the top order only when the order below
-// is unresolved even at n̂_c + 2σ_c, a one-sided test that a table whose
-// ν_{R−1} is at the threshold fails 2.3% of the time (the two standard
-// errors of the unresolved-count warning, unresolvedN).
-const stageMargin = 2
 
 // tables draws the stage's count and returns the groups it measures (the
 // tables, then plan.groups' families), the highest order among them and
@@ -140,12 +135,12 @@ func (s *Project) tables(p *Problem, plan *Plan) ([]group, int, *nPrior) {
 	}
 	sd := st.count.sd()
 	prior := &nPrior{value: v, variance: sd * sd}
-	groups, order := st.choose(max(v+stageMargin*sd, 1))
+	groups, order := st.choose(max(v+stageMargin()*sd, 1))
 	return append(groups, plan.groups...), order, prior
 }
 
-// choose returns the tables the stage measures given n, the count's upper
-// bound (tables), and the highest order among them: C_{R−1} and C_R when
+// choose returns the tables the stage measures given n, the noisy count
+// (tables), and the highest order among them: C_{R−1} and C_R when
 // n is at least records (ν_{R−1} at n at most the threshold), else C_{R−1}
 // alone with all the stage's budget.
 func (st *secondStage) choose(n float64) ([]group, int) {
@@ -183,8 +178,8 @@ func (s *Project) measureStaged(p *Problem, plan *Plan) (*measured, error) {
 // order-R answers are the fit's extrapolation, and what would have kept
 // them. It reads the noisy count and the plan (post-processing).
 func droppedTop(count float64, st *secondStage) string {
-	return fmt.Sprintf("the noisy record count (%.0f, standard error %.0f) is more than %d standard errors below the %.0f records "+
+	return fmt.Sprintf("the noisy record count (%.0f, standard error %.0f) is below the %.0f records "+
 		"at which this budget resolves the order-%d marginals: only those were measured, and the order-%d answers are the fit's "+
 		"extrapolation from them; a larger ε would measure the order-%d marginals too",
-		count, st.count.sd(), stageMargin, st.records, st.top-1, st.top, st.top)
+		count, st.count.sd(), st.records, st.top-1, st.top, st.top)
 }

@@ -129,7 +129,7 @@ func TestProjectStagedSolve(t *testing.T) {
 		}
 		warned := false
 		for _, w := range res.Plan.Warnings {
-			warned = warned || strings.Contains(w, "standard errors below the") && strings.Contains(w, "only those were measured")
+			warned = warned || strings.Contains(w, "is below the") && strings.Contains(w, "only those were measured")
 		}
 		if warned != (tt.order == 1) {
 			t.Errorf("%s: warnings %q; want the dropped order's warning %v", tt.name, res.Plan.Warnings, tt.order == 1)
