@@ -120,9 +120,10 @@ var numberRE = regexp.MustCompile(`[0-9][0-9.eE+\-]*`)
 
 // noisyWarning matches the warnings whose numbers follow the noisy n̂
 // under add/remove: a solver's capped iteration count, a paper formula's
-// condition on n, the δ ≥ 1/n check against n̂, and the warning of a
-// record count the budget does not resolve.
-var noisyWarning = regexp.MustCompile(`capped [0-9]|: n = [0-9]|is at least 1/n \(n = |the noisy record count is [0-9]`)
+// condition on n, the δ ≥ 1/n check against n̂, the warning of a
+// record count the budget does not resolve, and the staged plan's warning
+// that its noisy count dropped the top order.
+var noisyWarning = regexp.MustCompile(`capped [0-9]|: n = [0-9]|is at least 1/n \(n = |the noisy record count is [0-9]|the noisy record count \(-?[0-9]`)
 
 // maskManifest removes the timestamps and the noisy outputs: the factored
 // model's cliques and, under add/remove, the row count, the seed solvers'

@@ -52,8 +52,10 @@ type Project struct {
 	// setting (every r-attribute subset of a workload marginal, for each r
 	// listed); nil means the rule in Plan.
 	Orders []int
-	// Threshold is the Tuned rule's largest noise-to-signal ratio of the
-	// workload's own order (0 means 3; see Plan).
+	// Threshold is the Tuned rule's largest noise-to-signal ratio: of the
+	// workload's own order where n is public (replace-one; 0 means 3), of
+	// the order below it in the staged plan where n is private (add/remove;
+	// 0 means stageThreshold, 1.5). See Plan.
 	Threshold float64
 	// FitIters caps the fit's steps (0 means 2000); FitTol stops it when the
 	// loss decreases by less than this relative amount over 10 steps (0
@@ -103,9 +105,10 @@ func (s *Project) threshold() float64 {
 // known (planning before the data is opened under replace-one) the plan
 // measures C_{R−1} and C_R. Under add/remove neighbours n is private, and
 // the plan is staged (secondStage): a noisy record count first, then
-// C_{R−1} and C_R unless ν_{R−1}, read at the noisy count, is above
-// Threshold (the budget does not resolve C_{R−1}), in which case C_{R−1}
-// alone is measured. The total charged is the budget's ρ either way.
+// C_{R−1} and C_R unless ν_{R−1}, read at the noisy count, is above the
+// stage's threshold (1.5: the budget does not resolve C_{R−1} well enough
+// for C_R to pay), in which case C_{R−1} alone is measured. The total
+// charged is the budget's ρ either way.
 //
 // Evidence (docs/BENCHMARKS.md): measuring lower orders alone (1-way) loses
 // badly on max error everywhere; C_{R−1} with C_R was best or within ~10%
@@ -116,7 +119,8 @@ func (s *Project) threshold() float64 {
 // at ε = 0.1), so the staged plan gates on ν_{R−1}. Descending to the
 // one-way tables won on affairs and lost on titanic without Age; C_{R−1}
 // alone wins on both at ε = 0.1 ("The record count first"). The gate
-// reads the count with no margin ("The stage decides at the count").
+// reads the count with no margin, at ν_{R−1} = 1.5 ("The stage decides at
+// the count").
 func (s *Project) Plan(sh *Shape) (*Plan, error) {
 	if err := sh.checkUnit(s.Name()); err != nil {
 		return nil, err

@@ -16,6 +16,25 @@ import (
 // seeds' spread (docs/BENCHMARKS.md, "The stage decides at the count").
 const stageCountShare = 0.01
 
+// stageThreshold is the staged plan's largest ν_{R−1} at which it still
+// measures C_R (Project.Threshold overrides it). On public samples of
+// thirteen tables, sized so that ν_{R−1} was 0.75–2.4 at ε 0.1, 0.5 and 1
+// (189 points, 12 seeds), dropping C_R paid on both max error and L1 down
+// to ν_{R−1} = 1.5 against the replace-one rule's 3 (0.965 / 0.964 on
+// geometric mean at ν 1.5–2.4); below it, at 1, it still paid on L1 but
+// cost max error (1.007 / 0.990). docs/BENCHMARKS.md, "The stage decides
+// at the count".
+const stageThreshold = 1.5
+
+// stageNu returns the stage's threshold on ν_{R−1}: Threshold if set,
+// else stageThreshold.
+func (s *Project) stageNu() float64 {
+	if s.Threshold > 0 {
+		return s.Threshold
+	}
+	return stageThreshold
+}
+
 // secondStage is the explicit tuned plan under add/remove neighbours, where
 // n is private and the plan cannot read it, in two stages:
 //
@@ -24,14 +43,14 @@ const stageCountShare = 0.01
 //   - then the tables, with the rest. The plan's C_{R−1} and C_R at the σ
 //     it set, unless the noise-to-signal ratio of the order below the top,
 //     ν_{R−1} (the rule's ν of Project.Plan with the whole ρ), read at n̂_c,
-//     is above the threshold. Then the budget does not resolve C_{R−1},
-//     from which the fit would extrapolate the top order, and the stage
-//     measures C_{R−1} alone with all the tables' budget, as the replace-one
-//     rule does when ν_R is above the threshold. The count decides as it
-//     is, with no margin: the threshold is where the two choices break
-//     even, and on tables sampled at and around it dropping C_R on the
-//     count's word did as well or better than keeping it
-//     (docs/BENCHMARKS.md, "The stage decides at the count").
+//     is above stageThreshold. Then the budget does not resolve C_{R−1}
+//     well enough for C_R to pay: the fit extrapolates the top order from
+//     C_{R−1}, which the stage measures alone with all the tables' budget,
+//     as the replace-one rule does when ν_R is above its threshold. The
+//     count decides as it is, with no margin: the threshold is where the
+//     two choices break even, and on tables sampled at and around it
+//     dropping C_R on the count's word did as well or better than keeping
+//     it (docs/BENCHMARKS.md, "The stage decides at the count").
 //
 // n̂ is then the inverse-variance mean of the count and the measured tables'
 // noisy totals.
@@ -66,7 +85,7 @@ func (s *Project) planStaged(plan *Plan, sh *Shape, groups []group, share []floa
 	charges := calibrate(groups, share, rest, sh.Workload, s.Name())
 	sd := count.sd()
 	plan.Params["n_estimate_se"] = groupsNSE(sh.Workload.Domain(), groups, sd*sd)
-	records := s.ratio(sh, top-1, rho, 1) / s.threshold() // ν(n) = ν(1)/n
+	records := s.ratio(sh, top-1, rho, 1) / s.stageNu() // ν(n) = ν(1)/n
 	s.stageTables(plan, count, groups, charges, top, records, sh.Workload)
 	plan.Params["stage_records"] = records
 	return nil
@@ -117,7 +136,7 @@ func (s *Project) stageTables(plan *Plan, count *countPlan, groups []group, char
 			"on the %d order-%d and %d order-%d marginals (σ = %.4g counts each), or, when the count says the budget does not "+
 			"resolve the order-%d marginals (noise-to-signal ratio above %g at the count), on the "+
 			"order-%d marginals alone (total at most this ρ)",
-			s.Name(), math.Sqrt(st.keep[0].sens2), lower, top-1, len(st.keep)-lower, top, st.keep[0].sigma, top-1, s.threshold(), top-1),
+			s.Name(), math.Sqrt(st.keep[0].sens2), lower, top-1, len(st.keep)-lower, top, st.keep[0].sigma, top-1, s.stageNu(), top-1),
 		Cost: privacy.ZCDPCost(st.rho),
 	})
 	count.params(plan)
@@ -179,7 +198,8 @@ func (s *Project) measureStaged(p *Problem, plan *Plan) (*measured, error) {
 // them. It reads the noisy count and the plan (post-processing).
 func droppedTop(count float64, st *secondStage) string {
 	return fmt.Sprintf("the noisy record count (%.0f, standard error %.0f) is below the %.0f records "+
-		"at which this budget resolves the order-%d marginals: only those were measured, and the order-%d answers are the fit's "+
-		"extrapolation from them; a larger ε would measure the order-%d marginals too",
-		count, st.count.sd(), st.records, st.top-1, st.top, st.top)
+		"at which this budget resolves the order-%d marginals well enough for the order-%d ones to pay: only the order-%d marginals "+
+		"were measured, and the order-%d answers are the fit's extrapolation from them; a larger ε would measure the order-%d "+
+		"marginals too",
+		count, st.count.sd(), st.records, st.top-1, st.top, st.top-1, st.top, st.top)
 }
