@@ -18,7 +18,7 @@ const stageCountShare = 0.01
 
 // stageThreshold is the staged plan's largest ν_{R−1} at which it still
 // measures C_R (Project.Threshold overrides it). On public samples of
-// thirteen tables, sized so that ν_{R−1} was 0.75–2.4 at ε 0.1, 0.5 and 1
+// twelve tables, sized so that ν_{R−1} was 0.75–2.4 at ε 0.1, 0.5 and 1
 // (189 points, 12 seeds), dropping C_R paid on both max error and L1 down
 // to ν_{R−1} = 1.5 against the replace-one rule's 3 (0.965 / 0.964 on
 // geometric mean at ν 1.5–2.4); below it, at 1, it still paid on L1 but
