@@ -28,7 +28,6 @@ type experiment struct {
 	widenMoves float64                       // the widening test's move, in allowances (0: widenMoves)
 	widenRun   float64                       // the widening test's rounds run, in rounds left (0: widenRun)
 	stageShare float64                       // the staged plan's count share of ρ (0: stageCountShare)
-	stageSE    float64                       // the stage's margin: it reads ν at the count plus this many standard errors (0: none)
 }
 
 // stageShare returns the staged plan's count share: stageCountShare (the
@@ -38,15 +37,6 @@ func stageShare() float64 {
 		return v.stageShare
 	}
 	return stageCountShare
-}
-
-// stageMargin returns the standard errors the stage adds to its count
-// before it reads ν: none (the evidence harness may set some).
-func stageMargin() float64 {
-	if v := variant; v != nil {
-		return v.stageSE
-	}
-	return 0
 }
 
 // projectSettings, when not nil, sets exported settings of every new

@@ -76,7 +76,6 @@ var variantKeys = map[string]func(*experiment, float64){
 	"widen":    func(v *experiment, f float64) { v.widenMoves = f },
 	"wrun":     func(v *experiment, f float64) { v.widenRun = f },
 	"cshare":   func(v *experiment, f float64) { v.stageShare = f },
-	"margin":   func(v *experiment, f float64) { v.stageSE = f },
 }
 
 // settingKeys set Project's exported settings.

@@ -40,6 +40,7 @@ type countPlan struct {
 	gauss  *privacy.DiscreteGaussian
 	lap    *privacy.DiscreteLaplace
 	noise  float64 // σ (Gaussian) or scale (Laplace), in records
+	share  float64 // the share of the budget it takes
 	charge privacy.Charge
 }
 
@@ -61,7 +62,7 @@ func planCountShare(solver string, rho, share float64, unit int) (*countPlan, fl
 	if g.Cost(K).Rho > cost.Rho {
 		return nil, 0, fmt.Errorf("%s: internal error: record count cost %v over %v", solver, g.Cost(K).Rho, cost.Rho)
 	}
-	c := &countPlan{unit: unit, gauss: g, noise: sigma, charge: privacy.Charge{
+	c := &countPlan{unit: unit, gauss: g, noise: sigma, share: share, charge: privacy.Charge{
 		Label: fmt.Sprintf("%s: discrete Gaussian on the record count (ℓ2 sensitivity %d counts, σ = %.4g counts)", solver, unit, sigma),
 		Cost:  cost,
 	}}
@@ -79,7 +80,7 @@ func planCountPure(solver string, eps float64, unit int) (*countPlan, float64, e
 		return nil, 0, fmt.Errorf("%s: the noisy record count: %w", solver, err)
 	}
 	cost := l.Cost(K)
-	c := &countPlan{unit: unit, lap: l, noise: scale, charge: privacy.Charge{
+	c := &countPlan{unit: unit, lap: l, noise: scale, share: CountShare, charge: privacy.Charge{
 		Label: fmt.Sprintf("%s: discrete Laplace on the record count (ℓ1 sensitivity %d counts, scale = %.4g counts)", solver, unit, scale),
 		Cost:  cost,
 	}}
@@ -89,7 +90,7 @@ func planCountPure(solver string, eps float64, unit int) (*countPlan, float64, e
 // params records the count's public parameters in a plan.
 func (c *countPlan) params(plan *Plan) {
 	plan.Params["unit_rows"] = float64(c.unit)
-	plan.Params["count_share"] = CountShare
+	plan.Params["count_share"] = c.share
 	if c.gauss != nil {
 		plan.Params["count_sigma"] = c.noise
 		plan.Params["count_rho"] = c.charge.Rho

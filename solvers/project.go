@@ -84,11 +84,16 @@ func init() {
 // Name implements Solver.
 func (*Project) Name() string { return "project" }
 
-func (s *Project) threshold() float64 {
+// ruleThreshold is the replace-one rule's largest ν_R (Plan).
+const ruleThreshold = 3
+
+// threshold returns Threshold if set, else def: ruleThreshold for the
+// replace-one rule on ν_R, stageThreshold for the staged plan's ν_{R−1}.
+func (s *Project) threshold(def float64) float64 {
 	if s.Threshold > 0 {
 		return s.Threshold
 	}
-	return 3
+	return def
 }
 
 // Plan implements Solver.
@@ -258,7 +263,7 @@ func (s *Project) rule(sh *Shape, rho float64) []int {
 		return nil
 	case top == 1:
 		return []int{1}
-	case top >= 3 && sh.N > 0 && s.ratio(sh, top, rho, float64(sh.N)) > s.threshold():
+	case top >= 3 && sh.N > 0 && s.ratio(sh, top, rho, float64(sh.N)) > s.threshold(ruleThreshold):
 		return []int{top - 1}
 	}
 	return []int{top - 1, top}

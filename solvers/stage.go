@@ -26,15 +26,6 @@ const stageCountShare = 0.01
 // at the count".
 const stageThreshold = 1.5
 
-// stageNu returns the stage's threshold on ν_{R−1}: Threshold if set,
-// else stageThreshold.
-func (s *Project) stageNu() float64 {
-	if s.Threshold > 0 {
-		return s.Threshold
-	}
-	return stageThreshold
-}
-
 // secondStage is the explicit tuned plan under add/remove neighbours, where
 // n is private and the plan cannot read it, in two stages:
 //
@@ -85,7 +76,7 @@ func (s *Project) planStaged(plan *Plan, sh *Shape, groups []group, share []floa
 	charges := calibrate(groups, share, rest, sh.Workload, s.Name())
 	sd := count.sd()
 	plan.Params["n_estimate_se"] = groupsNSE(sh.Workload.Domain(), groups, sd*sd)
-	records := s.ratio(sh, top-1, rho, 1) / s.stageNu() // ν(n) = ν(1)/n
+	records := s.ratio(sh, top-1, rho, 1) / s.threshold(stageThreshold) // ν(n) = ν(1)/n
 	s.stageTables(plan, count, groups, charges, top, records, sh.Workload)
 	plan.Params["stage_records"] = records
 	return nil
@@ -136,11 +127,10 @@ func (s *Project) stageTables(plan *Plan, count *countPlan, groups []group, char
 			"on the %d order-%d and %d order-%d marginals (σ = %.4g counts each), or, when the count says the budget does not "+
 			"resolve the order-%d marginals (noise-to-signal ratio above %g at the count), on the "+
 			"order-%d marginals alone (total at most this ρ)",
-			s.Name(), math.Sqrt(st.keep[0].sens2), lower, top-1, len(st.keep)-lower, top, st.keep[0].sigma, top-1, s.stageNu(), top-1),
+			s.Name(), math.Sqrt(st.keep[0].sens2), lower, top-1, len(st.keep)-lower, top, st.keep[0].sigma, top-1, s.threshold(stageThreshold), top-1),
 		Cost: privacy.ZCDPCost(st.rho),
 	})
 	count.params(plan)
-	plan.Params["count_share"] = stageShare()
 }
 
 // tables draws the stage's count and returns the groups it measures (the
@@ -154,7 +144,7 @@ func (s *Project) tables(p *Problem, plan *Plan) ([]group, int, *nPrior) {
 	}
 	sd := st.count.sd()
 	prior := &nPrior{value: v, variance: sd * sd}
-	groups, order := st.choose(max(v+stageMargin()*sd, 1))
+	groups, order := st.choose(max(v, 1))
 	return append(groups, plan.groups...), order, prior
 }
 
