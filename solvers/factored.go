@@ -367,7 +367,8 @@ func annealFactor() float64 {
 // keeps their records. On the suite's four protocols with rounds, κ = 2
 // and 4 gave max error 1.035 and 1.018 on geometric mean (L1 within 1%),
 // and the supports at ε = 0.1, once off there, cut ADULT's max error by a
-// third (docs/BENCHMARKS.md). It reads only public quantities.
+// third (docs/BENCHMARKS.md). The fits' one-way start reads the same κ for
+// the values it pools (unresolved). It reads only public quantities.
 func supportSigmas() float64 {
 	if v := variant; v != nil && v.supportK != 0 {
 		return max(v.supportK, 0)

@@ -3,6 +3,7 @@ package solvers
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/dpsynth/synth/query"
@@ -118,10 +119,21 @@ func TestOneWayStartPotentials(t *testing.T) {
 }
 
 // smoothProfile is the smoothing tests' table: one ordered attribute of 12
-// values measured alone, whose estimate is a smooth bump under noise of σ =
-// 0.03 of the rows per value (against shares of about 1/12), with its
-// weights 1/σ².
+// values measured alone, whose estimate is a smooth bump on a floor of 0.2
+// under noise of σ = 0.03 of the rows per value, with its weights 1/σ².
+// Every value is above 3σ: none is pooled (unresolved).
 func smoothProfile(t *testing.T) (dom *universe.Domain, mw *query.Workload, y, w []float64, sigma float64) {
+	t.Helper()
+	dom, mw, y, w, sigma = bumpProfile(t)
+	for i := range y {
+		y[i] += 0.2
+	}
+	return dom, mw, y, w, sigma
+}
+
+// bumpProfile is smoothProfile without the floor: the bump's tails are
+// below 3σ.
+func bumpProfile(t *testing.T) (dom *universe.Domain, mw *query.Workload, y, w []float64, sigma float64) {
 	t.Helper()
 	dom, err := universe.ParseDomain([]byte(`{"x": 12}`))
 	if err != nil {
@@ -229,4 +241,57 @@ func TestOneWayStartShadowKeepsHalfWidth(t *testing.T) {
 			t.Errorf("second start: theta[%d] = %.12f, want %.12f (the rough profile smoothed at the first start's h = %d)", i, got[i], want[i], h)
 		}
 	}
+}
+
+// TestOneWayStartPoolsUnresolved: the bump's tails are below 3σ after
+// smoothing, so each tail is a group pooled towards its mean (unresolved),
+// and SURE's shadow start pools the same groups of its own estimate, even
+// where that estimate is resolved.
+func TestOneWayStartPoolsUnresolved(t *testing.T) {
+	dom, mw, y, w, sigma := bumpProfile(t)
+	o := newOneWayStart(dom, mw, 1000)
+	got := make([]float64, 12)
+	o.theta(y, w, got)
+	h := o.halfWidths[0]
+	groups := o.unresolved[0].groups
+	if len(groups) != 2 || groups[0][0] != 0 || groups[1][len(groups[1])-1] != 11 {
+		t.Fatalf("groups %v, want the two tails of the bump", groups)
+	}
+	want := func(y []float64) []float64 {
+		est := slices.Clone(y)
+		if h > 0 {
+			est, _ = smoothTri(est, h, nil)
+		}
+		sd := make([]float64, len(est))
+		smoothedSD(sd, sigma, h, len(est))
+		(&unresolved{groups: groups, sd: sd}).shrink(est)
+		return floorLogShares(est)
+	}
+	check := func(what string, y []float64) {
+		t.Helper()
+		for i, v := range want(y) {
+			if math.Abs(got[i]-v) > 1e-12 {
+				t.Errorf("%s: theta[%d] = %.12f, want %.12f (h = %d, groups %v)", what, i, got[i], v, h, groups)
+			}
+		}
+	}
+	check("first start", y)
+	for _, g := range groups {
+		if len(g) > 3 {
+			continue
+		}
+		for _, v := range g[1:] {
+			if got[v] != got[g[0]] {
+				t.Errorf("group %v of at most three values: theta %v, want one share", g, got)
+			}
+		}
+	}
+	// The shadow's estimate: every value resolved, but its groups are the
+	// first start's.
+	y2 := make([]float64, 12)
+	for i := range y2 {
+		y2[i] = 0.3 + 0.01*float64(i%3)
+	}
+	o.theta(y2, w, got)
+	check("second start", y2)
 }
