@@ -1075,7 +1075,7 @@ func smoothTri(y []float64, h int, out []float64) ([]float64, float64) {
 	for i := range y {
 		sum, w := 0.0, 0.0
 		for j := max(i-h, 0); j <= min(i+h, len(y)-1); j++ {
-			k := float64(h + 1 - max(i-j, j-i))
+			k := triWeight(h, i, j)
 			sum += k * y[j]
 			w += k
 		}
@@ -1083,6 +1083,29 @@ func smoothTri(y []float64, h int, out []float64) ([]float64, float64) {
 		tr += float64(h+1) / w
 	}
 	return out, tr
+}
+
+// triWeight is smoothTri's weight of code j in the average at code i
+// (half-width h, |i − j| ≤ h), before the renormalisation at the ends.
+func triWeight(h, i, j int) float64 { return float64(h + 1 - max(i-j, j-i)) }
+
+// smoothedSD writes into sd the noise of each value of an estimate of noise
+// sigma per value after smoothTri at half-width h over its first n codes
+// (the smoother's weights' ℓ2 norm times sigma; sigma beyond n).
+func smoothedSD(sd []float64, sigma float64, h, n int) {
+	for v := range sd {
+		if h == 0 || v >= n {
+			sd[v] = sigma
+			continue
+		}
+		s2, sw := 0.0, 0.0
+		for j := max(v-h, 0); j <= min(v+h, n-1); j++ {
+			k := triWeight(h, v, j)
+			s2 += k * k
+			sw += k
+		}
+		sd[v] = sigma * math.Sqrt(s2) / sw
+	}
 }
 
 // isSubset reports whether every element of a is in b.

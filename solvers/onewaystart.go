@@ -202,13 +202,13 @@ func (o *oneWayStart) logShares(a int) []float64 {
 		est[v] /= o.weights[a]
 	}
 	attr, sigma := o.dom.Attr(a), 1/math.Sqrt(o.weights[a])
+	n := smoothCodes(attr)
 	if !o.chosen {
 		o.halfWidths[a] = smoothOneWay(est, attr, sigma)
 		sd := make([]float64, len(est))
-		smoothedSD(sd, sigma, o.halfWidths[a], smoothCodes(attr))
-		o.unresolved[a] = newUnresolved(est, sd, smoothCodes(attr), supportSigmas())
+		smoothedSD(sd, sigma, o.halfWidths[a], n)
+		o.unresolved[a] = newUnresolved(est, sd, n, supportSigmas())
 	} else if h := o.halfWidths[a]; h > 0 {
-		n := smoothCodes(attr)
 		o.tmp, _ = smoothTri(est[:n], h, o.tmp)
 		copy(est, o.tmp)
 	}

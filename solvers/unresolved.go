@@ -1,7 +1,5 @@
 package solvers
 
-import "math"
-
 // unresolved is the one-way start's treatment of the values its budget
 // does not resolve: an attribute's value whose pooled (and smoothed)
 // estimate is below κ times that estimate's noise, κ = supportSigmas() (3,
@@ -88,24 +86,5 @@ func (u *unresolved) shrink(est []float64) {
 		for _, v := range g {
 			est[v] = max(mean, 0) + b*(est[v]-mean)
 		}
-	}
-}
-
-// smoothedSD writes into sd the noise of each value of an estimate of noise
-// sigma per value after smoothTri at half-width h over its first n codes
-// (the smoother's weights' ℓ2 norm times sigma; sigma beyond n).
-func smoothedSD(sd []float64, sigma float64, h, n int) {
-	for v := range sd {
-		if h == 0 || v >= n {
-			sd[v] = sigma
-			continue
-		}
-		s2, sw := 0.0, 0.0
-		for j := max(v-h, 0); j <= min(v+h, n-1); j++ {
-			k := float64(h + 1 - max(v-j, j-v))
-			s2 += k * k
-			sw += k
-		}
-		sd[v] = sigma * math.Sqrt(s2) / sw
 	}
 }
