@@ -104,8 +104,8 @@ func (f *lsFit) start(theta []float64) {
 }
 
 // startFrom starts the fit at from(y, w), a function of the
-// measurements; SURE's shadow fit (useSURE, called after) starts at
-// from(y', w) of its own perturbed measurements, so that the divergence
+// measurements; SURE's shadow fits (useSURE, called after) start at
+// from(y', w) of their own perturbed measurements, so that the divergence
 // it estimates includes the start's.
 func (f *lsFit) startFrom(from func(y, w, theta []float64)) {
 	f.from = from
@@ -175,24 +175,39 @@ func (f *lsFit) stepOnce() bool {
 	return false
 }
 
-// sureState runs a shadow fit on perturbed measurements y + δσ·b (b a
-// fixed Gaussian probe), with the main fit's step sizes, to estimate the
-// divergence of the fitted answers with respect to the measurements
-// (Monte-Carlo SURE, Ramani, Blu and Unser 2008). Stein's unbiased risk
-// estimate of the fitted answers' weighted squared error against the true
-// answers is then
+// sureProbes is the number of shadow fits, each on its own probe, whose
+// divergence readings SURE averages. One probe's reading b·H·b of the
+// degrees of freedom tr H has a variance of about 2‖H‖_F² ≤ 2·df, and it is
+// the larger part of SURE's noise between two steps; where SURE's curve
+// along the path is flat against that noise, its minimum was a late draw
+// that fitted noise (wvs at ε = 0.1: two seeds in eighteen at twice the
+// others' L1). Two probes halve the variance: marginal L1 0.86× on wvs at
+// ε = 0.1 and 0.96× on titanic without Age, 0.985× over 189 held-out
+// sample points, level over the rest of the explicit suite (1.001 / 0.996
+// on 42 points), at 1.0–1.5× the release's time. Four gained no more at
+// ε = 0.1 and took the largest explicit release (mplsstops at ε = 1) past
+// a twentieth of AIM's time (docs/BENCHMARKS.md, "SURE's divergence read
+// through two probes"). The factored fit (ffit.go) keeps one probe.
+const sureProbes = 2
+
+// sureState runs shadow fits on perturbed measurements y + δσ·b_k (b_k
+// fixed Gaussian probes, sureProbes of them), with the main fit's step
+// sizes, to estimate the divergence of the fitted answers with respect to
+// the measurements (Monte-Carlo SURE, Ramani, Blu and Unser 2008). Stein's
+// unbiased risk estimate of the fitted answers' weighted squared error
+// against the true answers is then
 //
-//	SURE(t) = L(t) − M + 2·Σ_j b_j (ŷ'_j − ŷ_j)/(δσ_j)
+//	SURE(t) = L(t) − M + 2·mean_k Σ_j b_kj (ŷ'_kj − ŷ_j)/(δσ_j)
 //
 // and the fit returns the iterate with the smallest SURE: early stopping of
 // mirror descent from the uniform distribution is the regularisation (its
 // path runs from maximum entropy towards the noisy least-squares fit), and
 // SURE picks the point on it from the noisy measurements alone, so the
 // choice is post-processing. The divergence term is the fit's degrees of
-// freedom, read through the probe with the running maximum (pathDF).
+// freedom, read through the probes with the running maximum (pathDF).
 type sureState struct {
-	shadow   *lsFit
-	b        []float64 // probe
+	shadows  []*lsFit
+	probes   [][]float64 // b_k, one per shadow
 	delta    float64
 	sigma    []float64 // σ_j (0 for rows not measured)
 	m        int       // number of measured rows
@@ -215,45 +230,70 @@ type sureState struct {
 func (f *lsFit) useSURE(norm func() float64, delta float64, patience int) {
 	s := &sureState{delta: delta, patience: patience, best: math.Inf(1), bestD: make([]float64, len(f.d)), t0: time.Now()}
 	m := len(f.y)
-	s.b = make([]float64, m)
 	s.sigma = make([]float64, m)
-	y2 := make([]float64, m)
-	for j := range f.y {
-		y2[j] = f.y[j]
-		if f.w[j] > 0 {
-			s.sigma[j] = 1 / math.Sqrt(f.w[j])
-			s.b[j] = norm()
-			y2[j] += delta * s.sigma[j] * s.b[j]
+	for j, w := range f.w {
+		if w > 0 {
+			s.sigma[j] = 1 / math.Sqrt(w)
 			s.m++
 		}
 	}
-	s.shadow = newLSFit(f.op, y2, f.w, f.team)
-	if f.from != nil {
-		s.shadow.startFrom(f.from)
-	} else {
-		s.shadow.start(nil)
+	for range sureProbes {
+		b := make([]float64, m)
+		y2 := make([]float64, m)
+		for j := range f.y {
+			y2[j] = f.y[j]
+			if s.sigma[j] > 0 {
+				b[j] = norm()
+				y2[j] += delta * s.sigma[j] * b[j]
+			}
+		}
+		s.probes = append(s.probes, b)
+		s.shadows = append(s.shadows, f.newShadow(y2))
 	}
 	f.sure = s
 	s.record(f) // iteration 0: the start (uniform, or startFrom's)
 }
 
-// step advances the shadow by the main fit's step size and records SURE.
+// newShadow is a fit of the measurements y2 from the main fit's start
+// (from, or uniform) that only follows the main fit's steps: it holds no
+// trial buffers.
+func (f *lsFit) newShadow(y2 []float64) *lsFit {
+	k, m := f.op.K(), f.op.M()
+	sh := &lsFit{
+		op: f.op, y: y2, w: f.w, team: f.team, sm: f.sm, st: f.st,
+		theta: make([]float64, k), d: make([]float64, k), grad: make([]float64, k),
+		ans: make([]float64, m), res: make([]float64, m),
+	}
+	if f.from != nil {
+		f.from(y2, f.w, sh.theta)
+	}
+	sh.start(sh.theta)
+	return sh
+}
+
+// step advances the shadows by the main fit's step size and records SURE.
 func (s *sureState) step(f *lsFit, stepSize float64) {
-	sh := s.shadow
-	sh.st.Apply(sh.theta, sh.theta, sh.grad, stepSize, nil, sh.d)
-	sh.loss = sh.evaluate(sh.d)
-	sh.op.Adjoint(sh.res, sh.grad)
+	for _, sh := range s.shadows {
+		sh.st.Apply(sh.theta, sh.theta, sh.grad, stepSize, nil, sh.d)
+		sh.loss = sh.evaluate(sh.d)
+		sh.op.Adjoint(sh.res, sh.grad)
+	}
 	s.it++
 	s.record(f)
 }
 
+// record appends SURE at the main fit's current iterate, with the probes'
+// mean divergence.
 func (s *sureState) record(f *lsFit) {
 	div := 0.0
-	for j, b := range s.b {
-		if b != 0 {
-			div += b * (s.shadow.ans[j] - f.ans[j]) / (s.delta * s.sigma[j])
+	for k, sh := range s.shadows {
+		for j, b := range s.probes[k] {
+			if b != 0 {
+				div += b * (sh.ans[j] - f.ans[j]) / (s.delta * s.sigma[j])
+			}
 		}
 	}
+	div /= float64(len(s.shadows))
 	v := f.loss - float64(s.m) + 2*s.df.add(div)
 	s.history = append(s.history, v)
 	s.elapsed = append(s.elapsed, time.Since(s.t0))

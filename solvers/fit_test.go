@@ -79,3 +79,60 @@ func TestPathDF(t *testing.T) {
 		t.Errorf("smallest risk at step %d, want 4", bestIt)
 	}
 }
+
+// TestSUREProbes: SURE runs sureProbes shadow fits, each on its own probe
+// and started from its own perturbed measurements, and its divergence is
+// the mean of their readings: the risk it records at each step is the
+// loss − M + 2·(running maximum of that mean), recomputed here from the
+// shadows themselves.
+func TestSUREProbes(t *testing.T) {
+	fx := small(t)
+	p := fx.problem(t, 0.3, 1e-9, 5)
+	s := &Project{}
+	plan, err := s.Plan(&p.Shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := measure(p, plan.groups, p.Neighbours, plan.count)
+	if err != nil {
+		t.Fatal(err)
+	}
+	team := par.NewTeam(0)
+	defer team.Close()
+	start := newOneWayStart(p.Workload.Domain(), ms.marginals, ms.nHat)
+	f := newLSFit(ms.op, ms.y, ms.w, team)
+	f.startFrom(start.theta)
+	f.useSURE(p.Rand.NormFloat64, 0.01, 5)
+	su := f.sure
+	if len(su.shadows) != sureProbes || len(su.probes) != sureProbes {
+		t.Fatalf("%d shadows and %d probes, want %d of each", len(su.shadows), len(su.probes), sureProbes)
+	}
+	if slices.Equal(su.probes[0], su.probes[1]) {
+		t.Errorf("the probes are equal")
+	}
+	want := make([]float64, len(f.theta))
+	for k, sh := range su.shadows {
+		start.theta(sh.y, f.w, want)
+		if !slices.Equal(sh.theta, want) {
+			t.Errorf("shadow %d does not start from its own measurements' start", k)
+		}
+	}
+	var df pathDF
+	for step := 0; step < 20; step++ {
+		if step > 0 && !f.stepOnce() {
+			t.Fatalf("step %d not taken", step)
+		}
+		div := 0.0
+		for k, sh := range su.shadows {
+			for j, b := range su.probes[k] {
+				if b != 0 {
+					div += b * (sh.ans[j] - f.ans[j]) / (su.delta * su.sigma[j])
+				}
+			}
+		}
+		want := f.loss - float64(su.m) + 2*df.add(div/float64(sureProbes))
+		if got := su.history[step]; math.Abs(got-want) > 1e-9*math.Max(1, math.Abs(want)) {
+			t.Errorf("step %d: recorded risk %g, want %g", step, got, want)
+		}
+	}
+}
