@@ -19,16 +19,7 @@ func BenchmarkProjectStep(b *testing.B) {
 	for _, bc := range amBenchCases {
 		b.Run(bc.name, func(b *testing.B) {
 			fx := bc.fixture(b)
-			p := fx.problem(b, 1, 1e-9, 1)
-			s := &Project{}
-			plan, err := s.Plan(&p.Shape)
-			if err != nil {
-				b.Fatal(err)
-			}
-			ms, err := measure(p, plan.groups, p.Neighbours, plan.count)
-			if err != nil {
-				b.Fatal(err)
-			}
+			p, ms := fx.measured(b, 1, 1)
 			team := par.NewTeam(0)
 			defer team.Close()
 			f := newLSFit(ms.op, ms.y, ms.w, team)

@@ -50,18 +50,25 @@ type lsFit struct {
 }
 
 func newLSFit(op Operator, y, w []float64, team *par.Team) *lsFit {
-	k, m := op.K(), op.M()
-	f := &lsFit{
-		op: op, y: y, w: w, team: team, sm: vec.NewSoftmax(team), st: vec.NewStep(team),
-		theta: make([]float64, k), d: make([]float64, k), grad: make([]float64, k),
-		th2: make([]float64, k), d2: make([]float64, k),
-		ans: make([]float64, m), res: make([]float64, m),
-	}
+	f := newIterate(op, y, w, team, vec.NewSoftmax(team), vec.NewStep(team))
+	f.th2, f.d2 = make([]float64, op.K()), make([]float64, op.K())
 	// In the ℓ1 geometry L is (2·Σ_j w_j ‖b_j‖∞²·overlap)-smooth; a safe
 	// first step is the inverse of twice the largest per-cell curvature,
 	// 2·Σ_j w_j over the queries that contain a cell, bounded by 2·Σ w.
 	f.step = 1 / (2 * sumPositive(w))
 	return f
+}
+
+// newIterate is a fit's iterate (log-weights, distribution, gradient,
+// answers and residuals) without the trial buffers a line search needs:
+// all that SURE's shadows, which only follow the main fit's steps, hold.
+func newIterate(op Operator, y, w []float64, team *par.Team, sm *vec.Softmax, st *vec.Step) *lsFit {
+	k, m := op.K(), op.M()
+	return &lsFit{
+		op: op, y: y, w: w, team: team, sm: sm, st: st,
+		theta: make([]float64, k), d: make([]float64, k), grad: make([]float64, k),
+		ans: make([]float64, m), res: make([]float64, m),
+	}
 }
 
 func sumPositive(x []float64) float64 {
@@ -258,12 +265,7 @@ func (f *lsFit) useSURE(norm func() float64, delta float64, patience int) {
 // (from, or uniform) that only follows the main fit's steps: it holds no
 // trial buffers.
 func (f *lsFit) newShadow(y2 []float64) *lsFit {
-	k, m := f.op.K(), f.op.M()
-	sh := &lsFit{
-		op: f.op, y: y2, w: f.w, team: f.team, sm: f.sm, st: f.st,
-		theta: make([]float64, k), d: make([]float64, k), grad: make([]float64, k),
-		ans: make([]float64, m), res: make([]float64, m),
-	}
+	sh := newIterate(f.op, y2, f.w, f.team, f.sm, f.st)
 	if f.from != nil {
 		f.from(y2, f.w, sh.theta)
 	}

@@ -16,16 +16,7 @@ import (
 func TestLSFitSUREBest(t *testing.T) {
 	fx := small(t)
 	for _, eps := range []float64{0.05, 0.3, 3} {
-		p := fx.problem(t, eps, 1e-9, 11)
-		s := &Project{}
-		plan, err := s.Plan(&p.Shape)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ms, err := measure(p, plan.groups, p.Neighbours, plan.count)
-		if err != nil {
-			t.Fatal(err)
-		}
+		p, ms := fx.measured(t, eps, 11)
 		team := par.NewTeam(0)
 		f := newLSFit(ms.op, ms.y, ms.w, team)
 		f.start(nil)
@@ -87,16 +78,7 @@ func TestPathDF(t *testing.T) {
 // shadows themselves.
 func TestSUREProbes(t *testing.T) {
 	fx := small(t)
-	p := fx.problem(t, 0.3, 1e-9, 5)
-	s := &Project{}
-	plan, err := s.Plan(&p.Shape)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms, err := measure(p, plan.groups, p.Neighbours, plan.count)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, ms := fx.measured(t, 0.3, 5)
 	team := par.NewTeam(0)
 	defer team.Close()
 	start := newOneWayStart(p.Workload.Domain(), ms.marginals, ms.nHat)

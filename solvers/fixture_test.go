@@ -145,3 +145,19 @@ func (f *fixture) maxError(t testing.TB, op Operator, d []float64) (maxErr, mean
 	}
 	return maxErr, meanErr / float64(len(out))
 }
+
+// measured is the fixture's problem at (ε, δ = 1e-9, seed) with the tuned
+// project plan's tables measured: what the explicit fit's tests start from.
+func (f *fixture) measured(t testing.TB, eps float64, seed uint64) (*Problem, *measured) {
+	t.Helper()
+	p := f.problem(t, eps, 1e-9, seed)
+	plan, err := (&Project{}).Plan(&p.Shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := measure(p, plan.groups, p.Neighbours, plan.count)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, ms
+}
