@@ -3,6 +3,7 @@ package solvers
 import (
 	"context"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/dpsynth/synth/internal/par"
@@ -22,6 +23,13 @@ import (
 // kept as log-weights θ, D = softmax(θ), and θ ← θ − s·∇L(D). Started from
 // θ = 0, every iterate is a log-linear model over the measured queries.
 //
+// The distribution is kept unnormalised: D = dz·d, with d = e^(θ − c) for
+// a shift c near log Σ e^θ, since every use of D but the last is a linear
+// map (the answers are dz·Answer(d)); the fit normalises d once, when it
+// returns. The Armijo test's first-order term Σ g·(D − D2), with g = Aᵀr,
+// is ⟨r, A·D − A·D2⟩: the residuals against the difference of the
+// answers, read in the space of the measurements.
+//
 // All buffers are allocated once; an iteration allocates nothing.
 type lsFit struct {
 	op   Operator
@@ -30,9 +38,11 @@ type lsFit struct {
 	sm   *vec.Softmax
 	st   *vec.Step
 
-	theta, d, grad []float64 // current iterate, its distribution and gradient
+	theta, d, grad []float64 // current iterate, its unnormalised distribution and gradient
 	th2, d2        []float64 // trial iterate
-	ans, res       []float64 // answers of a trial, weighted residuals
+	ans, res       []float64 // answers of the iterate, weighted residuals
+	ans2, res2     []float64 // answers of a trial, weighted residuals
+	dz, logZ       float64   // D = dz·d; log Σ e^θ, the next step's shift
 
 	trace func(it int, loss float64, d []float64) // experiments
 
@@ -52,6 +62,7 @@ type lsFit struct {
 func newLSFit(op Operator, y, w []float64, team *par.Team) *lsFit {
 	f := newIterate(op, y, w, team, vec.NewSoftmax(team), vec.NewStep(team))
 	f.th2, f.d2 = make([]float64, op.K()), make([]float64, op.K())
+	f.ans2, f.res2 = make([]float64, op.M()), make([]float64, op.M())
 	// In the ℓ1 geometry L is (2·Σ_j w_j ‖b_j‖∞²·overlap)-smooth; a safe
 	// first step is the inverse of twice the largest per-cell curvature,
 	// 2·Σ_j w_j over the queries that contain a cell, bounded by 2·Σ w.
@@ -84,15 +95,18 @@ func sumPositive(x []float64) float64 {
 	return s
 }
 
-// evaluate computes the loss at d and the weighted residuals into f.res.
-func (f *lsFit) evaluate(d []float64) float64 {
+// evaluate computes the answers of the distribution z·d into ans, the
+// weighted residuals into res, and returns the loss.
+func (f *lsFit) evaluate(d []float64, z float64, ans, res []float64) float64 {
 	f.evals++
-	f.op.Answer(d, f.ans)
+	f.op.Answer(d, ans)
 	l := 0.0
-	for j, a := range f.ans {
+	for j, a := range ans {
+		a *= z
+		ans[j] = a
 		r := a - f.y[j]
 		l += f.w[j] * r * r
-		f.res[j] = 2 * f.w[j] * r
+		res[j] = 2 * f.w[j] * r
 	}
 	return l
 }
@@ -105,8 +119,8 @@ func (f *lsFit) start(theta []float64) {
 	} else {
 		clear(f.theta)
 	}
-	f.sm.Apply(f.theta, f.d)
-	f.loss = f.evaluate(f.d)
+	f.logZ, f.dz = f.sm.Apply(f.theta, f.d), 1
+	f.loss = f.evaluate(f.d, f.dz, f.ans, f.res)
 	f.op.Adjoint(f.res, f.grad)
 }
 
@@ -132,10 +146,10 @@ func (f *lsFit) run(ctx context.Context, iters int, tol float64) error {
 		accepted := f.stepOnce()
 		f.iters++
 		if !accepted {
-			return nil // the step vanished: at a minimum up to rounding
+			break // the step vanished: at a minimum up to rounding
 		}
 		if f.trace != nil {
-			f.trace(it, f.loss, f.d)
+			f.trace(it, f.loss, f.distribution())
 		}
 		if f.sure != nil && it-f.sure.bestIt > f.sure.patience {
 			break
@@ -146,13 +160,24 @@ func (f *lsFit) run(ctx context.Context, iters int, tol float64) error {
 			break
 		}
 	}
-	if f.sure != nil {
+	if s := f.sure; s != nil {
 		// The best iterate's buffer itself becomes d: no copy of k cells.
-		if s := f.sure; !sameBuf(f.d, s.bestD) {
+		if !sameBuf(f.d, s.bestD) {
 			f.d, s.spare = s.bestD, f.d
 		}
+		f.dz, s.bestZ = s.bestZ, 1
 	}
+	vec.Scale(f.d, f.dz) // normalised in place: D = d from here
+	f.dz = 1
 	return nil
+}
+
+// distribution is the iterate's distribution normalised in a new slice
+// (the trace of experiments and tests).
+func (f *lsFit) distribution() []float64 {
+	d := slices.Clone(f.d)
+	vec.Scale(d, f.dz)
+	return d
 }
 
 // stepOnce takes one accepted mirror-descent step (halving the step size
@@ -162,13 +187,20 @@ func (f *lsFit) run(ctx context.Context, iters int, tol float64) error {
 func (f *lsFit) stepOnce() bool {
 	for try := 0; try < 60; try++ {
 		step := f.step
-		_, dot := f.st.Apply(f.th2, f.theta, f.grad, step, f.d, f.d2)
-		nl := f.evaluate(f.d2)
-		// Armijo condition for mirror descent (Private-PGM's test).
+		logZ, z := f.st.Apply(f.th2, f.theta, f.grad, step, f.logZ, f.d2)
+		nl := f.evaluate(f.d2, z, f.ans2, f.res2)
+		// Armijo condition for mirror descent (Private-PGM's test), with
+		// Σ g·(D − D2) = ⟨r, A·D − A·D2⟩.
+		dot := 0.0
+		for j, r := range f.res {
+			dot += r * (f.ans[j] - f.ans2[j])
+		}
 		if f.loss-nl >= 0.5*dot && !math.IsNaN(nl) {
 			f.theta, f.th2 = f.th2, f.theta
 			f.d, f.d2 = f.d2, f.d
-			f.loss = nl
+			f.ans, f.ans2 = f.ans2, f.ans
+			f.res, f.res2 = f.res2, f.res
+			f.loss, f.logZ, f.dz = nl, logZ, z
 			f.op.Adjoint(f.res, f.grad)
 			if f.sure != nil {
 				f.sure.keepBest(f)
@@ -227,10 +259,12 @@ type sureState struct {
 	elapsed  []time.Duration
 	t0       time.Time
 
-	// bestD is the distribution of the best step so far. It is either the
-	// main fit's current d itself (recorded without a copy) or a third
-	// buffer; spare is that third buffer while bestD is d, else nil.
+	// bestD is the distribution of the best step so far, bestZ·bestD. It
+	// is either the main fit's current d itself (recorded without a copy)
+	// or a third buffer; spare is that third buffer while bestD is d, else
+	// nil.
 	bestD, spare []float64
+	bestZ        float64
 }
 
 // useSURE turns on SURE-based stopping with a probe drawn from r.
@@ -276,8 +310,8 @@ func (f *lsFit) newShadow(y2 []float64) *lsFit {
 // step advances the shadows by the main fit's step size and records SURE.
 func (s *sureState) step(f *lsFit, stepSize float64) {
 	for _, sh := range s.shadows {
-		sh.st.Apply(sh.theta, sh.theta, sh.grad, stepSize, nil, sh.d)
-		sh.loss = sh.evaluate(sh.d)
+		sh.logZ, sh.dz = sh.st.Apply(sh.theta, sh.theta, sh.grad, stepSize, sh.logZ, sh.d)
+		sh.loss = sh.evaluate(sh.d, sh.dz, sh.ans, sh.res)
 		sh.op.Adjoint(sh.res, sh.grad)
 	}
 	s.it++
@@ -300,7 +334,7 @@ func (s *sureState) record(f *lsFit) {
 	s.history = append(s.history, v)
 	s.elapsed = append(s.elapsed, time.Since(s.t0))
 	if v < s.best {
-		s.best, s.bestIt = v, s.it
+		s.best, s.bestIt, s.bestZ = v, s.it, f.dz
 		if !sameBuf(s.bestD, f.d) {
 			s.bestD, s.spare = f.d, s.bestD
 		}

@@ -114,26 +114,6 @@ func maxOf(x []float64) float64 {
 	return m
 }
 
-// scaleDot multiplies x by a in place and returns Σ g[i]·(d[i] − x[i])
-// with the scaled x.
-func scaleDot(x, g, d []float64, a float64) float64 {
-	g = g[:len(x)]
-	d = d[:len(x)]
-	dot, i := 0.0, 0
-	if useAVX2 {
-		if n8 := len(x) &^ 7; n8 > 0 {
-			dot = scaleDotAVX2(x[:n8], g[:n8], d[:n8], a)
-			i = n8
-		}
-	}
-	for ; i < len(x); i++ {
-		v := x[i] * a
-		x[i] = v
-		dot += g[i] * (d[i] - v)
-	}
-	return dot
-}
-
 // Scale multiplies x by a in place.
 func Scale(x []float64, a float64) {
 	i := 0

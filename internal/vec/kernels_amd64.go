@@ -76,11 +76,6 @@ func subScaledMaxAVX2(dst, x, y []float64, s float64) float64
 //go:noescape
 func maxAVX2(x []float64) float64
 
-// scaleDotAVX2 is scaleDot for len(x) a positive multiple of 8.
-//
-//go:noescape
-func scaleDotAVX2(x, g, d []float64, a float64) float64
-
 // scaleAVX2 is Scale for len(x) a positive multiple of 8.
 //
 //go:noescape

@@ -184,38 +184,6 @@ maxloop:
 	MOVSD        X0, ret+24(FP)
 	RET
 
-// func scaleDotAVX2(x, g, d []float64, a float64) float64
-// x *= a, returns Σ g·(d − x).
-TEXT ·scaleDotAVX2(SB), NOSPLIT, $0-88
-	MOVQ         x_base+0(FP), DI
-	MOVQ         x_len+8(FP), CX
-	MOVQ         g_base+24(FP), SI
-	MOVQ         d_base+48(FP), DX
-	VBROADCASTSD a+72(FP), Y15
-	XORQ         AX, AX
-	VXORPD       Y13, Y13, Y13
-	VXORPD       Y14, Y14, Y14
-
-sdloop:
-	VMULPD      (DI)(AX*8), Y15, Y0
-	VMULPD      32(DI)(AX*8), Y15, Y1
-	VMOVUPD     Y0, (DI)(AX*8)
-	VMOVUPD     Y1, 32(DI)(AX*8)
-	VMOVUPD     (DX)(AX*8), Y2
-	VMOVUPD     32(DX)(AX*8), Y3
-	VSUBPD      Y0, Y2, Y2
-	VSUBPD      Y1, Y3, Y3
-	VFMADD231PD (SI)(AX*8), Y2, Y13
-	VFMADD231PD 32(SI)(AX*8), Y3, Y14
-	ADDQ        $8, AX
-	CMPQ        AX, CX
-	JLT         sdloop
-
-	HSUM
-	VZEROUPPER
-	MOVSD X0, ret+80(FP)
-	RET
-
 // func scaleAVX2(x []float64, a float64)
 TEXT ·scaleAVX2(SB), NOSPLIT, $0-32
 	MOVQ         x_base+0(FP), DI

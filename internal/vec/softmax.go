@@ -38,26 +38,35 @@ func (s *Softmax) Apply(theta, out []float64) float64 {
 	j := &s.job
 	j.theta, j.d2 = theta, out
 	defer j.reset()
-	lz, _ := j.run(len(theta), false)
-	return lz
+	return j.run(len(theta))
 }
 
 // Step computes the trial point of one step of entropic mirror descent
-// (exponentiated gradient) kept in log-weights θ:
+// (exponentiated gradient) kept in log-weights θ, in one parallel pass over
+// the k-vectors:
 //
-//	θ2 = θ − s·g,   d2 = softmax(θ2),   dot = Σ_i g_i·(d_i − d2_i),
+//	θ2 = θ − s·g,   e = e^(θ2 − c),   softmax(θ2) = z·e with z = 1/Σ e,
 //
-// where d = softmax(θ) is the current distribution and dot is the
-// first-order decrease that an Armijo test compares with the decrease of
-// the loss. It touches the k-vectors in two parallel passes instead of
-// five: per chunk, θ2 and its maximum, then the exponentials shifted by
-// that maximum and their sum; then the rescaling of each chunk to the
-// global maximum and the normalisation, with the dot product of the
-// rescaled values. Step allocates only when called with a longer vector
-// than any before (per-chunk statistics).
+// leaving the normalisation to the caller: the distribution is the pair
+// (e, z), and a linear map of it is z times the map of e, so a fit that
+// only answers linear queries of the distribution never rescales the
+// k-vector. The shift c is the caller's guess of log Σ e^θ2, usually the
+// current iterate's log-partition function: then Σ e is near 1. Per chunk
+// the pass writes θ2 and its maximum while the chunk sits in the L1 cache,
+// then the exponentials shifted by c and their sum. Where the guess is far
+// off (the largest θ2 − c outside ±shiftRange, where e could overflow or
+// lose the cells near the maximum), a second pass takes the exponentials
+// again with c = max θ2. Step allocates only when called with a longer
+// vector than any before (per-chunk statistics).
 type Step struct {
 	job mdJob
 }
+
+// shiftRange bounds how far Step's shift may sit from the largest θ2
+// before it redoes the exponentials at the maximum: e^300 times any
+// number of cells a machine holds is far from overflow, and a cell within
+// e^−400 of the maximum keeps a normal exponential.
+const shiftRange = 300
 
 // NewStep returns a mirror-descent step kernel running on team.
 func NewStep(team *par.Team) *Step {
@@ -65,19 +74,23 @@ func NewStep(team *par.Team) *Step {
 }
 
 // Apply writes θ2 = θ − s·g into theta2 (s·g rounded before the
-// subtraction) and softmax(θ2) into d2, and returns log Σ e^θ2 and, if d
-// is not nil, Σ g·(d − d2) (else 0). All slices have one length; theta2
-// may be theta, but d2 must not share memory with theta2, grad or d. It
-// panics if θ2 holds a NaN or +Inf, or only −Inf.
-func (st *Step) Apply(theta2, theta, grad []float64, s float64, d, d2 []float64) (logZ, dot float64) {
+// subtraction) and e^(θ2 − c) into e for a shift c near shift, and returns
+// log Σ e^θ2 and z = 1/Σ e, so that softmax(θ2) = z·e. All slices have one
+// length; theta2 may be theta, but e must not share memory with theta2 or
+// grad. It panics if θ2 holds a NaN or +Inf, or only −Inf, or if shift is
+// not finite.
+func (st *Step) Apply(theta2, theta, grad []float64, s, shift float64, e []float64) (logZ, z float64) {
 	k := len(theta)
-	if len(theta2) != k || len(grad) != k || len(d2) != k || d != nil && len(d) != k {
+	if len(theta2) != k || len(grad) != k || len(e) != k {
 		panic("vec: Step with different lengths")
 	}
+	if math.IsNaN(shift) || math.IsInf(shift, 0) {
+		panic("vec: Step with a shift that is not finite")
+	}
 	j := &st.job
-	j.theta2, j.theta, j.grad, j.s, j.d, j.d2 = theta2, theta, grad, s, d, d2
+	j.theta2, j.theta, j.grad, j.s, j.d2, j.shift = theta2, theta, grad, s, e, shift
 	defer j.reset()
-	return j.run(k, true)
+	return j.runStep(k)
 }
 
 // mdJob runs Softmax and Step on a team.
@@ -85,33 +98,39 @@ type mdJob struct {
 	team *par.Team
 
 	// The current call. Softmax reads theta and writes d2; Step reads
-	// theta, grad and d and writes theta2 and d2.
-	theta2, theta, grad, d, d2 []float64
-	s                          float64
-	step                       bool
+	// theta and grad and writes theta2 and d2.
+	theta2, theta, grad, d2 []float64
+	s, shift                float64
 
 	pass int
-	// Per chunk: maximum, sum of the shifted exponentials, then the scale
-	// of pass 2 (in sum) and the dot product (in dot).
-	mx, sum, dot []float64
+	// Per chunk: maximum and sum of the shifted exponentials; Softmax's
+	// second pass reads its scale from sum.
+	mx, sum []float64
 }
+
+// The passes of an mdJob.
+const (
+	passSoftmaxExp   = iota // Softmax: each chunk's maximum and exponentials shifted by it
+	passSoftmaxScale        // Softmax: each chunk rescaled to the global maximum and normalised
+	passStep                // Step: θ2, each chunk's maximum, exponentials shifted by j.shift
+	passStepExp             // Step, when j.shift was far off: exponentials of θ2 shifted by j.shift again
+)
 
 func (j *mdJob) reset() {
-	j.theta2, j.theta, j.grad, j.d, j.d2 = nil, nil, nil, nil, nil
+	j.theta2, j.theta, j.grad, j.d2 = nil, nil, nil, nil
 }
 
-// run does the two passes over k cells and returns log Σ e^θ and the dot
-// product.
-func (j *mdJob) run(k int, step bool) (logZ, dot float64) {
-	nc := (k + chunk - 1) / chunk
+// stats makes sure the per-chunk statistics hold nc chunks.
+func (j *mdJob) stats(nc int) {
 	if len(j.mx) < nc {
 		j.mx = make([]float64, nc)
 		j.sum = make([]float64, nc)
-		j.dot = make([]float64, nc)
 	}
-	j.step = step
-	j.pass = 0
-	j.team.For(k, chunk, j)
+}
+
+// globalMax is the largest chunk maximum; it panics where Softmax and Step
+// are undefined.
+func (j *mdJob) globalMax(nc int) float64 {
 	mx := math.Inf(-1)
 	for _, v := range j.mx[:nc] {
 		mx = max(mx, v)
@@ -122,6 +141,16 @@ func (j *mdJob) run(k int, step bool) (logZ, dot float64) {
 	case math.IsInf(mx, -1):
 		panic("vec: softmax of a vector whose entries are all −Inf (or empty)")
 	}
+	return mx
+}
+
+// run does Softmax's two passes over k cells and returns log Σ e^θ.
+func (j *mdJob) run(k int) (logZ float64) {
+	nc := (k + chunk - 1) / chunk
+	j.stats(nc)
+	j.pass = passSoftmaxExp
+	j.team.For(k, chunk, j)
+	mx := j.globalMax(nc)
 	z := 0.0
 	for c, s := range j.sum[:nc] {
 		z += s * Exp(j.mx[c]-mx)
@@ -132,14 +161,31 @@ func (j *mdJob) run(k int, step bool) (logZ, dot float64) {
 	for c := range j.sum[:nc] {
 		j.sum[c] = Exp(j.mx[c]-mx) / z
 	}
-	j.pass = 1
+	j.pass = passSoftmaxScale
 	j.team.For(k, chunk, j)
-	if step && j.d != nil {
-		for _, v := range j.dot[:nc] {
-			dot += v
-		}
+	return mx + math.Log(z)
+}
+
+// runStep does Step's pass over k cells (and the second one when the shift
+// was far off) and returns log Σ e^θ2 and 1/Σ e.
+func (j *mdJob) runStep(k int) (logZ, z float64) {
+	nc := (k + chunk - 1) / chunk
+	j.stats(nc)
+	j.pass = passStep
+	j.team.For(k, chunk, j)
+	if mx := j.globalMax(nc); math.Abs(mx-j.shift) > shiftRange {
+		j.shift = mx
+		j.pass = passStepExp
+		j.team.For(k, chunk, j)
 	}
-	return mx + math.Log(z), dot
+	sum := 0.0
+	for _, v := range j.sum[:nc] {
+		sum += v
+	}
+	if math.IsNaN(sum) {
+		panic("vec: softmax of a vector holding NaN or +Inf")
+	}
+	return j.shift + math.Log(sum), 1 / sum
 }
 
 // Run implements par.Job; lo is a multiple of chunk.
@@ -148,36 +194,36 @@ func (j *mdJob) Run(_, lo, hi int) {
 		c1 := min(c0+chunk, hi)
 		c := c0 / chunk
 		e := j.d2[c0:c1]
-		if j.pass == 1 {
-			if j.step && j.d != nil {
-				j.dot[c] = scaleDot(e, j.grad[c0:c1], j.d[c0:c1], j.sum[c])
-			} else {
-				Scale(e, j.sum[c])
-			}
-			continue
+		switch j.pass {
+		case passSoftmaxExp:
+			j.mx[c], j.sum[c] = expChunk(e, j.theta[c0:c1])
+		case passSoftmaxScale:
+			Scale(e, j.sum[c])
+		case passStep:
+			t := j.theta2[c0:c1]
+			j.mx[c] = subScaledMax(t, j.theta[c0:c1], j.grad[c0:c1], j.s)
+			j.sum[c] = ExpShiftSum(e, t, j.shift)
+		case passStepExp:
+			j.sum[c] = ExpShiftSum(e, j.theta2[c0:c1], j.shift)
 		}
-		var t []float64
-		var m float64
-		if j.step {
-			t = j.theta2[c0:c1]
-			m = subScaledMax(t, j.theta[c0:c1], j.grad[c0:c1], j.s)
-		} else {
-			t = j.theta[c0:c1]
-			m = maxOf(t)
-		}
-		j.mx[c] = m
-		if math.IsInf(m, -1) { // the chunk is all −Inf (or NaN, caught by the sum)
-			for i, v := range t {
-				e[i] = 0
-				if v != v {
-					e[i] = v // caught by the sum
-				}
-			}
-			j.sum[c] = sumOf(e)
-			continue
-		}
-		j.sum[c] = ExpShiftSum(e, t, m)
 	}
+}
+
+// expChunk writes e^(t − max t) into e and returns max t and the sum; a
+// chunk that is all −Inf has exponentials 0 (a NaN among them shows in the
+// sum).
+func expChunk(e, t []float64) (m, sum float64) {
+	m = maxOf(t)
+	if math.IsInf(m, -1) {
+		for i, v := range t {
+			e[i] = 0
+			if v != v {
+				e[i] = v // caught by the sum
+			}
+		}
+		return m, sumOf(e)
+	}
+	return m, ExpShiftSum(e, t, m)
 }
 
 func sumOf(x []float64) float64 {

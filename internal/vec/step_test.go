@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -12,12 +13,12 @@ import (
 	"github.com/dpsynth/synth/internal/par"
 )
 
-// stepRef is the straightforward mirror-descent trial step: θ2 = θ − s·g,
-// d2 = e^(θ2 − max)/Σ, and Σ g·(d − d2), with math.Exp.
-func stepRef(theta, grad []float64, s float64, d []float64) (theta2, d2 []float64, logZ, dot float64) {
+// stepRef is the straightforward mirror-descent trial step: θ2 = θ − s·g
+// and d2 = e^(θ2 − max)/Σ, with math.Exp.
+func stepRef(theta, grad []float64, s float64) (theta2, d2 []float64, logZ, mx float64) {
 	k := len(theta)
 	theta2, d2 = make([]float64, k), make([]float64, k)
-	mx := math.Inf(-1)
+	mx = math.Inf(-1)
 	for i := range theta {
 		theta2[i] = theta[i] - s*grad[i]
 		mx = max(mx, theta2[i])
@@ -29,13 +30,14 @@ func stepRef(theta, grad []float64, s float64, d []float64) (theta2, d2 []float6
 	}
 	for i := range d2 {
 		d2[i] /= z
-		if d != nil {
-			dot += grad[i] * (d[i] - d2[i])
-		}
 	}
-	return theta2, d2, mx + math.Log(z), dot
+	return theta2, d2, mx + math.Log(z), mx
 }
 
+// TestStep: Step.Apply's θ2 is exact, and z·e is the softmax of θ2 to the
+// exponential's accuracy, with the shift at the current log-partition
+// function (the fit's use), at 0, and far enough off either way that the
+// second pass runs; in place (theta2 = theta) it gives the same.
 func TestStep(t *testing.T) {
 	forPaths(t, func(t *testing.T) {
 		for _, workers := range []int{1, 2} {
@@ -43,9 +45,8 @@ func TestStep(t *testing.T) {
 			st := NewStep(team)
 			for _, k := range []int{1, 7, 8, 1023, 1025, 3*chunk + 5, par.MinParallel*2 + 13} {
 				for _, shape := range []string{"normal", "wide", "zeros"} {
-					name := fmt.Sprintf("workers=%d/k=%d/%s", workers, k, shape)
 					r := rand.New(rand.NewPCG(uint64(k), 3))
-					theta, grad, d := make([]float64, k), make([]float64, k), make([]float64, k)
+					theta, grad := make([]float64, k), make([]float64, k)
 					for i := range theta {
 						theta[i] = r.NormFloat64()
 						grad[i] = r.NormFloat64()
@@ -61,38 +62,37 @@ func TestStep(t *testing.T) {
 					if shape == "zeros" {
 						theta[k-1] = 0 // at least one finite cell
 					}
-					sm := NewSoftmax(team)
-					sm.Apply(theta, d)
-					s := 0.7
-					want2, wantD, wantZ, wantDot := stepRef(theta, grad, s, d)
-					theta2, d2 := make([]float64, k), make([]float64, k)
-					lz, dot := st.Apply(theta2, theta, grad, s, d, d2)
-					mx := math.Inf(-1)
-					for _, v := range want2 {
-						mx = max(mx, v)
-					}
-					for i := range theta2 {
-						if theta2[i] != want2[i] && !(math.IsInf(want2[i], -1) && math.IsInf(theta2[i], -1)) {
-							t.Fatalf("%s: theta2[%d] = %v, want %v", name, i, theta2[i], want2[i])
+					lz0 := NewSoftmax(team).Apply(theta, make([]float64, k))
+					const s = 0.7
+					want2, wantD, wantZ, mx := stepRef(theta, grad, s)
+					for _, shift := range []float64{lz0, 0, lz0 + 1000, lz0 - 1000} {
+						name := fmt.Sprintf("workers=%d/k=%d/%s/shift=%g", workers, k, shape, shift)
+						// The exponentials round x = θ2 − c (e^x has condition
+						// number |x|), with c the shift, or the maximum when the
+						// shift is more than shiftRange from it.
+						off := math.Abs(mx - shift)
+						if off > shiftRange {
+							off = 0
 						}
-						// e^x has condition number |x|: both sides round x = θ2 − max
-						// (this one in two steps, via the chunk's maximum).
-						if tol := (1e-14 + 4e-16*math.Abs(want2[i]-mx)) * wantD[i]; math.Abs(d2[i]-wantD[i]) > tol+1e-300 {
-							t.Fatalf("%s: d2[%d] = %v, want %v", name, i, d2[i], wantD[i])
+						theta2, e := make([]float64, k), make([]float64, k)
+						lz, z := st.Apply(theta2, theta, grad, s, shift, e)
+						for i := range theta2 {
+							if theta2[i] != want2[i] && !(math.IsInf(want2[i], -1) && math.IsInf(theta2[i], -1)) {
+								t.Fatalf("%s: theta2[%d] = %v, want %v", name, i, theta2[i], want2[i])
+							}
+							if tol := (1e-14 + 4e-16*(math.Abs(want2[i]-mx)+off)) * wantD[i]; math.Abs(z*e[i]-wantD[i]) > tol+1e-300 {
+								t.Fatalf("%s: z·e[%d] = %v, want %v", name, i, z*e[i], wantD[i])
+							}
 						}
-					}
-					if math.Abs(lz-wantZ) > 1e-13*(1+math.Abs(wantZ)) {
-						t.Errorf("%s: logZ = %v, want %v", name, lz, wantZ)
-					}
-					scaleDot := floats.Norm(grad, 1) // bound on |Σ g·(d − d2)|'s rounding, times 1e-15
-					if math.Abs(dot-wantDot) > 1e-14*scaleDot {
-						t.Errorf("%s: dot = %v, want %v", name, dot, wantDot)
-					}
-					// Without d, and in place (theta2 = theta): same point, no dot.
-					th := append([]float64(nil), theta...)
-					lz2, dot2 := st.Apply(th, th, grad, s, nil, d2)
-					if lz2 != lz || dot2 != 0 {
-						t.Errorf("%s: in place without d: %v, %v; want %v, 0", name, lz2, dot2, lz)
+						if math.Abs(lz-wantZ) > 1e-13*(1+math.Abs(wantZ)) {
+							t.Errorf("%s: logZ = %v, want %v", name, lz, wantZ)
+						}
+						th := append([]float64(nil), theta...)
+						e2 := make([]float64, k)
+						lz2, z2 := st.Apply(th, th, grad, s, shift, e2)
+						if lz2 != lz || z2 != z || !slices.Equal(e2, e) || !slices.Equal(th, theta2) {
+							t.Errorf("%s: in place: logZ %v, z %v; want %v, %v and the same vectors", name, lz2, z2, lz, z)
+						}
 					}
 				}
 			}
@@ -127,7 +127,17 @@ func TestStepPanics(t *testing.T) {
 					t.Errorf("Step.Apply with %s did not panic", tt.name)
 				}
 			}()
-			st.Apply(make([]float64, k), tt.theta, make([]float64, k), 1, nil, make([]float64, k))
+			st.Apply(make([]float64, k), tt.theta, make([]float64, k), 1, 0, make([]float64, k))
+		}()
+	}
+	for _, shift := range []float64{math.NaN(), inf, -inf} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("Step.Apply with shift %v did not panic", shift)
+				}
+			}()
+			st.Apply(make([]float64, 2), make([]float64, 2), make([]float64, 2), 1, shift, make([]float64, 2))
 		}()
 	}
 }
@@ -137,19 +147,20 @@ func TestStepAllocs(t *testing.T) {
 	defer team.Close()
 	st := NewStep(team)
 	k := 1 << 17
-	theta, grad, d, theta2, d2 := make([]float64, k), make([]float64, k), make([]float64, k), make([]float64, k), make([]float64, k)
-	st.Apply(theta2, theta, grad, 1, d, d2)
-	if a := testing.AllocsPerRun(20, func() { st.Apply(theta2, theta, grad, 1, d, d2) }); a != 0 {
+	theta, grad, theta2, e := make([]float64, k), make([]float64, k), make([]float64, k), make([]float64, k)
+	st.Apply(theta2, theta, grad, 1, 0, e)
+	if a := testing.AllocsPerRun(20, func() { st.Apply(theta2, theta, grad, 1, 0, e) }); a != 0 {
 		t.Errorf("Step.Apply allocates %v times per call, want 0", a)
 	}
 }
 
-// BenchmarkStep times Step.Apply (one mirror-descent trial step with its
-// Armijo dot product) and, for comparison, the same step done by the
-// separate kernels it replaces (θ2 = θ − s·g, Softmax.Apply, the dot
-// product), each against as many plain reads of one k-vector (gonum's
-// floats.Sum, one core) timed right after it: ns/cell, read-ns/cell and
-// x-read. Run with
+// BenchmarkStep times Step.Apply (one mirror-descent trial step, its
+// normalisation left to the caller, shifted by the current log-partition
+// function as the fit does) and, for comparison, the same step done by
+// the separate kernels (θ2 = θ − s·g, then Softmax.Apply: three passes),
+// each against as many plain reads of one k-vector (gonum's floats.Sum,
+// one core) timed right after it: ns/cell, read-ns/cell and x-read. Run
+// with
 //
 //	go test ./internal/vec -run '^$' -bench 'Step|Softmax' -count 5
 func BenchmarkStep(b *testing.B) {
@@ -162,14 +173,14 @@ func BenchmarkStep(b *testing.B) {
 			theta[i] = r.NormFloat64()
 			grad[i] = r.NormFloat64()
 		}
-		NewSoftmax(team).Apply(theta, d)
-		st.Apply(theta2, theta, grad, 0.1, d, d2) // per-chunk statistics allocated once
+		lz := NewSoftmax(team).Apply(theta, d)
+		st.Apply(theta2, theta, grad, 0.1, lz, d2) // per-chunk statistics allocated once
 		b.Run(fmt.Sprintf("k=%d/fused", k), func(b *testing.B) {
 			b.ReportAllocs()
 			cpu0 := cpuNanos()
 			for b.Loop() {
-				_, dot := st.Apply(theta2, theta, grad, 0.1, d, d2)
-				sink += dot
+				_, z := st.Apply(theta2, theta, grad, 0.1, lz, d2)
+				sink += z
 			}
 			readRatio(b, k, d, cpu0)
 		})
@@ -177,15 +188,12 @@ func BenchmarkStep(b *testing.B) {
 			sm := NewSoftmax(team)
 			var sj subJob
 			sj.t2, sj.t, sj.g, sj.s = theta2, theta, grad, 0.1
-			dj := dotJob{g: grad, a: d, b: d2, part: make([]float64, team.Workers())}
 			sm.Apply(theta2, d2) // per-chunk statistics allocated once
 			b.ReportAllocs()
 			cpu0 := cpuNanos()
 			for b.Loop() {
 				team.For(k, 512, &sj)
-				sm.Apply(theta2, d2)
-				team.For(k, 512, &dj)
-				sink += dj.part[0]
+				sink += sm.Apply(theta2, d2)
 			}
 			readRatio(b, k, d, cpu0)
 		})
@@ -217,7 +225,7 @@ func readRatio(b *testing.B, k int, x []float64, cpu0 int64) {
 	}
 }
 
-// subJob and dotJob are the separate passes of the unfused step.
+// subJob is the θ2 pass of the unfused step.
 type subJob struct {
 	t2, t, g []float64
 	s        float64
@@ -228,18 +236,4 @@ func (j *subJob) Run(_, lo, hi int) {
 	for i := range t2 {
 		t2[i] = t[i] - j.s*g[i]
 	}
-}
-
-type dotJob struct {
-	g, a, b []float64
-	part    []float64
-}
-
-func (j *dotJob) Run(w, lo, hi int) {
-	s := 0.0
-	g, a, c := j.g[lo:hi], j.a[lo:hi], j.b[lo:hi]
-	for i := range g {
-		s += g[i] * (a[i] - c[i])
-	}
-	j.part[w] = s
 }
