@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"gonum.org/v1/gonum/floats"
+
 	"github.com/dpsynth/synth/internal/par"
 )
 
@@ -116,5 +118,74 @@ func TestSUREProbes(t *testing.T) {
 		if got := su.history[step]; math.Abs(got-want) > 1e-9*math.Max(1, math.Abs(want)) {
 			t.Errorf("step %d: recorded risk %g, want %g", step, got, want)
 		}
+	}
+}
+
+// TestLSFitArmijoOnMeasurements: the fit reads the Armijo test's
+// first-order term on the measurements, ⟨r, A·D − A·D2⟩, from the answers
+// it keeps; it is Σ g·(D − D2) over the universe (g = Aᵀr), here computed
+// from the normalised distributions, to rounding.
+func TestLSFitArmijoOnMeasurements(t *testing.T) {
+	fx := small(t)
+	_, ms := fx.measured(t, 0.3, 3)
+	team := par.NewTeam(0)
+	defer team.Close()
+	f := newLSFit(ms.op, ms.y, ms.w, team)
+	f.start(nil)
+	for step := range 8 {
+		if !f.stepOnce() {
+			t.Fatalf("step %d not taken", step)
+		}
+		d := f.distribution()
+		s := 2 * f.step
+		logZ, z := f.st.Apply(f.th2, f.theta, f.grad, s, f.logZ, f.d2)
+		f.evaluate(f.d2, z, f.ans2, f.res2)
+		onM, norm := 0.0, 0.0
+		for j, r := range f.res {
+			onM += r * (f.ans[j] - f.ans2[j])
+		}
+		onK := 0.0
+		for i, g := range f.grad {
+			onK += g * (d[i] - z*f.d2[i])
+			norm += math.Abs(g) * (d[i] + z*f.d2[i])
+		}
+		if math.Abs(onM-onK) > 1e-12*norm {
+			t.Errorf("step %d: ⟨r, A·D − A·D2⟩ = %g, Σ g·(D − D2) = %g", step, onM, onK)
+		}
+		if math.IsNaN(logZ) {
+			t.Fatalf("step %d: logZ is NaN", step)
+		}
+	}
+}
+
+// TestLSFitVanishedStep: when no trial step passes the Armijo test, the
+// fit stops and still returns SURE's best distribution, normalised.
+func TestLSFitVanishedStep(t *testing.T) {
+	fx := small(t)
+	p, ms := fx.measured(t, 0.3, 7)
+	team := par.NewTeam(0)
+	defer team.Close()
+	f := newLSFit(ms.op, ms.y, ms.w, team)
+	f.start(nil)
+	path := [][]float64{slices.Clone(f.d)} // the distribution after each step
+	f.useSURE(p.Rand.NormFloat64, 0.01, 1000)
+	for step := range 30 {
+		if !f.stepOnce() {
+			t.Fatalf("step %d not taken", step)
+		}
+		path = append(path, f.distribution())
+	}
+	f.loss = math.Inf(-1) // no trial can pass the Armijo test from here
+	if err := f.run(context.Background(), 10, 0); err != nil {
+		t.Fatal(err)
+	}
+	if f.sure.it != 30 {
+		t.Fatalf("the fit took %d steps, want 30", f.sure.it)
+	}
+	if !slices.Equal(f.d, path[f.sure.bestIt]) {
+		t.Errorf("after a vanished step the output is not SURE's best step %d", f.sure.bestIt)
+	}
+	if sum := floats.Sum(f.d); math.Abs(sum-1) > 1e-12 {
+		t.Errorf("the output sums to %v, want 1", sum)
 	}
 }
