@@ -113,7 +113,7 @@ const (
 	passSoftmaxExp   = iota // Softmax: each chunk's maximum and exponentials shifted by it
 	passSoftmaxScale        // Softmax: each chunk rescaled to the global maximum and normalised
 	passStep                // Step: θ2, each chunk's maximum, exponentials shifted by j.shift
-	passStepExp             // Step, when j.shift was far off: exponentials of θ2 shifted by j.shift again
+	passStepExp             // Step, when the shift was far off: the exponentials of θ2 again, shifted by its maximum
 )
 
 func (j *mdJob) reset() {
