@@ -182,7 +182,7 @@ func (f *lsFit) distribution() []float64 {
 
 // stepOnce takes one accepted mirror-descent step (halving the step size
 // until the Armijo test passes, at most 60 times) and, with SURE on,
-// advances the shadow by the same step. It reports false if no step
+// advances the shadows by the same step. It reports false if no step
 // passed.
 func (f *lsFit) stepOnce() bool {
 	for try := 0; try < 60; try++ {
@@ -267,7 +267,8 @@ type sureState struct {
 	bestZ        float64
 }
 
-// useSURE turns on SURE-based stopping with a probe drawn from r.
+// useSURE turns on SURE-based stopping, its sureProbes probes drawn from
+// norm (public randomness: the stop is post-processing).
 func (f *lsFit) useSURE(norm func() float64, delta float64, patience int) {
 	s := &sureState{delta: delta, patience: patience, best: math.Inf(1), bestD: make([]float64, len(f.d)), t0: time.Now()}
 	m := len(f.y)

@@ -16,11 +16,8 @@ import (
 // copy while later trials and steps reuse the other buffers — also when
 // that step is neither the first nor the last.
 func TestLSFitSUREBest(t *testing.T) {
-	fx := small(t)
 	for _, eps := range []float64{0.05, 0.3, 3} {
-		p, ms := fx.measured(t, eps, 11)
-		team := par.NewTeam(0)
-		f := newLSFit(ms.op, ms.y, ms.w, team)
+		p, _, f := newSmallFit(t, eps, 11)
 		f.start(nil)
 		path := [][]float64{slices.Clone(f.d)} // the distribution after each step
 		f.trace = func(_ int, _ float64, d []float64) { path = append(path, slices.Clone(d)) }
@@ -40,7 +37,6 @@ func TestLSFitSUREBest(t *testing.T) {
 		if !slices.Equal(f.d, path[f.sure.bestIt]) {
 			t.Errorf("ε = %g: after a second run, the output is not the best step's", eps)
 		}
-		team.Close()
 	}
 }
 
@@ -73,18 +69,24 @@ func TestPathDF(t *testing.T) {
 	}
 }
 
+// newSmallFit is a fit of the small fixture's measurements at ε and seed
+// (not started), on a team closed with the test.
+func newSmallFit(t *testing.T, eps float64, seed uint64) (*Problem, *measured, *lsFit) {
+	t.Helper()
+	p, ms := small(t).measured(t, eps, seed)
+	team := par.NewTeam(0)
+	t.Cleanup(team.Close)
+	return p, ms, newLSFit(ms.op, ms.y, ms.w, team)
+}
+
 // TestSUREProbes: SURE runs sureProbes shadow fits, each on its own probe
 // and started from its own perturbed measurements, and its divergence is
 // the mean of their readings: the risk it records at each step is the
 // loss − M + 2·(running maximum of that mean), recomputed here from the
 // shadows themselves.
 func TestSUREProbes(t *testing.T) {
-	fx := small(t)
-	p, ms := fx.measured(t, 0.3, 5)
-	team := par.NewTeam(0)
-	defer team.Close()
+	p, ms, f := newSmallFit(t, 0.3, 5)
 	start := newOneWayStart(p.Workload.Domain(), ms.marginals, ms.nHat)
-	f := newLSFit(ms.op, ms.y, ms.w, team)
 	f.startFrom(start.theta)
 	f.useSURE(p.Rand.NormFloat64, 0.01, 5)
 	su := f.sure
@@ -126,11 +128,7 @@ func TestSUREProbes(t *testing.T) {
 // it keeps; it is Σ g·(D − D2) over the universe (g = Aᵀr), here computed
 // from the normalised distributions, to rounding.
 func TestLSFitArmijoOnMeasurements(t *testing.T) {
-	fx := small(t)
-	_, ms := fx.measured(t, 0.3, 3)
-	team := par.NewTeam(0)
-	defer team.Close()
-	f := newLSFit(ms.op, ms.y, ms.w, team)
+	_, _, f := newSmallFit(t, 0.3, 3)
 	f.start(nil)
 	for step := range 8 {
 		if !f.stepOnce() {
@@ -161,11 +159,7 @@ func TestLSFitArmijoOnMeasurements(t *testing.T) {
 // TestLSFitVanishedStep: when no trial step passes the Armijo test, the
 // fit stops and still returns SURE's best distribution, normalised.
 func TestLSFitVanishedStep(t *testing.T) {
-	fx := small(t)
-	p, ms := fx.measured(t, 0.3, 7)
-	team := par.NewTeam(0)
-	defer team.Close()
-	f := newLSFit(ms.op, ms.y, ms.w, team)
+	p, _, f := newSmallFit(t, 0.3, 7)
 	f.start(nil)
 	path := [][]float64{slices.Clone(f.d)} // the distribution after each step
 	f.useSURE(p.Rand.NormFloat64, 0.01, 1000)
