@@ -252,16 +252,17 @@ func display(v float64) string {
 	return strings.NewReplacer("e-0", "e-", "e+0", "e+").Replace(formatFloat(v))
 }
 
-// expandSuite replaces the name "suite" in names by SuiteProtocols.
+// expandSuite replaces the name "suite" in names by SuiteProtocols and
+// "suite-2way" by Suite2WayProtocols.
 func expandSuite(names []string) []string {
-	if !slices.Contains(names, "suite") {
-		return names
-	}
 	var out []string
 	for _, n := range names {
-		if n == "suite" {
+		switch n {
+		case "suite":
 			out = append(out, SuiteProtocols...)
-		} else {
+		case "suite-2way":
+			out = append(out, Suite2WayProtocols...)
+		default:
 			out = append(out, n)
 		}
 	}

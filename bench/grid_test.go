@@ -127,6 +127,8 @@ func TestGrid(t *testing.T) {
 		{"eps and seeds", Config{Protocols: []string{"adult-reduced", "tiny"}, Solvers: []string{"project"}, Epsilons: []float64{1}, Seeds: 3}, 2 * 3},
 		{"suite", Config{Protocols: []string{"suite"}, Solvers: []string{"project"}, Epsilons: []float64{0.1, 0.5, 1}, Seeds: 3}, len(SuiteProtocols) * 3 * 3},
 		{"suite and more", Config{Protocols: []string{"tiny", "suite"}, Solvers: []string{"project"}, Seeds: 1}, 2 + 3 + 5 + 3 + 5 + 3*17 + 1 + 1}, // each protocol's own ε grid
+		{"suite-2way", Config{Protocols: []string{"suite-2way"}, Solvers: []string{"project"}, Seeds: 3}, len(Suite2WayProtocols) * 3 * 3},
+		{"both suites", Config{Protocols: []string{"suite", "suite-2way"}, Solvers: []string{"project"}, Seeds: 1}, (len(SuiteProtocols) + len(Suite2WayProtocols)) * 3},
 	}
 	for _, tt := range tests {
 		pts, err := Grid(&tt.cfg)
@@ -166,6 +168,31 @@ func TestGrid(t *testing.T) {
 	}
 	if !slices.Equal(names, SuiteProtocols) {
 		t.Errorf("suite's protocols = %v, want %v", names, SuiteProtocols)
+	}
+}
+
+// TestTwoWayProtocols checks that each 2-way protocol is its table's 3-way
+// protocol with the workload's order changed and nothing else of the table.
+func TestTwoWayProtocols(t *testing.T) {
+	for _, name := range Suite2WayProtocols {
+		p, err := LookupProtocol(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		base, err := LookupProtocol(strings.TrimSuffix(name, "-2way"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Marginals != 2 || p.Dataset != base.Dataset || !slices.Equal(p.Attributes, base.Attributes) || p.Rows != 0 {
+			t.Errorf("%s: marginals %d, dataset %q, attributes %v; want 2, %q, %v", name, p.Marginals, p.Dataset,
+				p.Attributes, base.Dataset, base.Attributes)
+		}
+		if !slices.Equal(p.Epsilons, suiteEpsilons) || p.WorkloadName() != "2-way" {
+			t.Errorf("%s: ε grid %v, workload %q; want %v, 2-way", name, p.Epsilons, p.WorkloadName(), suiteEpsilons)
+		}
+		if base.Marginals != 3 {
+			t.Errorf("%s's table protocol has %d-way marginals, want 3", name, base.Marginals)
+		}
 	}
 }
 

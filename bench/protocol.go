@@ -149,8 +149,9 @@ const adultRefNote = "Reference figures, not run by this harness: private-pgm's 
 	"like this one; max absolute error over all marginal cells and mean per-marginal L1 of the released data, " +
 	"and wall time (private-pgm measures with add/remove neighbours; their mean error was not recorded)."
 
-// protocols are the built-in protocols, in the order the summary lists them.
-var protocols = []*Protocol{
+// protocols are the built-in protocols, in the order the summary lists them:
+// the tables' own, then the 2-way protocols of Suite2WayProtocols.
+var protocols = withTwoWay([]*Protocol{
 	{
 		Name: "adult-reduced", Dataset: "adult-reduced", Marginals: 3,
 		Epsilons: grid5, Delta: 1e-9, Seeds: 5,
@@ -263,7 +264,7 @@ var protocols = []*Protocol{
 		Epsilons: []float64{0.5, 1}, Delta: 1e-9, Seeds: 1,
 		Note: "The CI grid: small and fast, for checking the harness and the solvers end to end.",
 	},
-}
+})
 
 // suiteEpsilons is the accuracy suite's ε grid.
 var suiteEpsilons = []float64{0.1, 0.5, 1}
@@ -279,6 +280,43 @@ var suiteEpsilons = []float64{0.1, 0.5, 1}
 var SuiteProtocols = []string{"adult", "titanic", "nltcs", "adult-reduced", "cps1988", "fertility", "healthins", "slid",
 	"smokeban", "gssvocab", "arrests", "doctorvisits", "hmda", "wvs", "collegedistance", "cpssw8", "beps", "mplsstops",
 	"resumenames", "star", "affairs", "wide16-3way", "wide32-2way"}
+
+// Suite2WayProtocols are the accuracy suite's real tables (all but full
+// ADULT, whose AIM runs take hours) with all their 2-way marginals
+// (--protocols suite-2way): the suite's rules checked on a second workload
+// that none of them was chosen on, against AIM and MST on the same
+// workload. Their names are the tables' protocols with "-2way" appended.
+var Suite2WayProtocols = twoWayNames("titanic", "nltcs", "adult-reduced", "cps1988", "fertility", "healthins", "slid",
+	"smokeban", "gssvocab", "arrests", "doctorvisits", "hmda", "wvs", "collegedistance", "cpssw8", "beps", "mplsstops",
+	"resumenames", "star", "affairs")
+
+func twoWayNames(bases ...string) []string {
+	names := make([]string, len(bases))
+	for i, b := range bases {
+		names[i] = b + "-2way"
+	}
+	return names
+}
+
+// withTwoWay appends to ps the 2-way protocols of Suite2WayProtocols: each
+// its table's 3-way protocol in ps with all 2-way marginals on the suite's
+// grid.
+func withTwoWay(ps []*Protocol) []*Protocol {
+	for _, name := range Suite2WayProtocols {
+		i := slices.IndexFunc(ps, func(p *Protocol) bool { return p.Name == strings.TrimSuffix(name, "-2way") })
+		if i < 0 || ps[i].Marginals != 3 {
+			panic("bench: no 3-way protocol for " + name) // a programmer's mistake in the list
+		}
+		p := *ps[i]
+		p.Name, p.Marginals = name, 2
+		p.Epsilons, p.Seeds = suiteEpsilons, 3
+		p.References, p.ReferenceNote, p.Versus = nil, "", ""
+		p.Note = fmt.Sprintf("%s's table with all its 2-way marginals: the accuracy suite's rules checked on a "+
+			"second workload (docs/BENCHMARKS.md, \"The suite's tables on their 2-way marginals\").", ps[i].Name)
+		ps = append(ps, &p)
+	}
+	return ps
+}
 
 // rProtocol is a table exported from an R package (package datasets), all
 // 3-way marginals on the suite's grid.

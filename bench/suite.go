@@ -81,14 +81,39 @@ func newSuiteRow(protocol string, c *cell, aim, mst *Reference) (suiteRow, bool)
 	return row, true
 }
 
-// writeSuite writes, for each series run on the suite's protocols, one
-// table of synth against AIM and MST (measured) point by point, the ratios
-// to the best of the two, and the suite's bars.
+// suiteGroup is a set of protocols whose points the summary compares with
+// AIM and MST in one table per series.
+type suiteGroup struct {
+	heading   string // the table's heading, with %s for the series
+	protocols []string
+}
+
+// suiteGroups are the accuracy suite and its tables on their 2-way
+// marginals.
+var suiteGroups = []suiteGroup{
+	{"The accuracy suite: %s against AIM and MST", SuiteProtocols},
+	{"The accuracy suite's tables on their 2-way marginals: %s against AIM and MST", Suite2WayProtocols},
+}
+
+// writeSuite writes, for each suite group and each series run on its
+// protocols, one table of synth against AIM and MST (measured) point by
+// point, the ratios to the best of the two, and the suite's bars.
 func writeSuite(p func(string, ...any), secs []*section) {
+	for _, g := range suiteGroups {
+		bySeries, labels := suiteRows(secs, g.protocols)
+		for _, label := range labels {
+			writeSuiteTable(p, fmt.Sprintf(g.heading, label), bySeries[label])
+		}
+	}
+}
+
+// suiteRows gathers the rows of every series on protocols, by series label
+// in the order the series first appear.
+func suiteRows(secs []*section, protocols []string) (map[string][]suiteRow, []string) {
 	bySeries := map[string][]suiteRow{}
 	var labels []string
 	for _, s := range secs {
-		if s.Known == nil || !slices.Contains(SuiteProtocols, s.Protocol) {
+		if s.Known == nil || !slices.Contains(protocols, s.Protocol) {
 			continue
 		}
 		aim, mst := refByMethod(s.Known, "aim"), refByMethod(s.Known, "mst")
@@ -108,13 +133,11 @@ func writeSuite(p func(string, ...any), secs []*section) {
 			}
 		}
 	}
-	for _, label := range labels {
-		writeSuiteTable(p, label, bySeries[label])
-	}
+	return bySeries, labels
 }
 
-func writeSuiteTable(p func(string, ...any), label string, rows []suiteRow) {
-	p("\n## The accuracy suite: %s against AIM and MST\n\n", label)
+func writeSuiteTable(p func(string, ...any), heading string, rows []suiteRow) {
+	p("\n## %s\n\n", heading)
 	p("| protocol | ε | synth max / L1 | synth s | AIM max / L1 | AIM s | MST max / L1 | max / best (90%%) | L1 / best (90%%) | AIM time / synth |\n")
 	p("|---|---|---|---|---|---|---|---|---|---|\n")
 	var sumMax, sumL1 float64
