@@ -141,3 +141,44 @@ func adultFixture() []*Result {
 	}
 	return rs
 }
+
+// TestSummarySuiteGroups checks that a table's 2-way protocol is compared
+// in the 2-way suite table and its 3-way protocol in the suite's, each with
+// its own references.
+func TestSummarySuiteGroups(t *testing.T) {
+	ref := func(max, l1 float64) []Reference {
+		return []Reference{{Method: pgmMethods["aim"], Points: []RefPoint{{Epsilon: 1, Max: max, L1: l1, Seconds: 100, Runs: 1}}}}
+	}
+	pinRefs(t, "wvs", ref(0.02, 0.1), "")
+	pinRefs(t, "wvs-2way", ref(0.01, 0.04), "")
+	var rs []*Result
+	for _, name := range []string{"wvs", "wvs-2way"} {
+		p, err := LookupProtocol(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pt := &Point{Protocol: p, Solver: "project", Setting: "tuned", Neighbours: "add-remove", Epsilon: 1, Delta: 1e-9, Seed: 1}
+		r := newResult(pt, &Shape{K: 1632, M: 100})
+		r.Records, r.Rows, r.MaxError, r.MeanMarginalL1, r.Seconds, r.ReleaseSeconds = 5381, 5381, 0.01, 0.05, 1, 1
+		r.Status, r.Model = StatusOK, "explicit"
+		rs = append(rs, r)
+	}
+	var b bytes.Buffer
+	if err := WriteSummary(&b, rs, &Meta{Command: "synth bench"}); err != nil {
+		t.Fatal(err)
+	}
+	s := b.String()
+	three := strings.Index(s, "## The accuracy suite: project (tuned) against AIM and MST")
+	two := strings.Index(s, "## The accuracy suite's tables on their 2-way marginals: project (tuned) against AIM and MST")
+	if three < 0 || two < three {
+		t.Fatalf("summary has the suite's table at %d and the 2-way table at %d, want both, the suite's first:\n%s", three, two, s)
+	}
+	for _, w := range []struct{ row, table string }{
+		{"| wvs | 1 | 0.01 / 0.05 | 1 | 0.02 / 0.1 | 100 | — | **0.50** | **0.50** | 100× |", s[three:two]},
+		{"| wvs-2way | 1 | 0.01 / 0.05 | 1 | 0.01 / 0.04 | 100 | — | **1.00** | 1.25 | 100× |", s[two:]},
+	} {
+		if !strings.Contains(w.table, w.row) {
+			t.Errorf("table does not contain %q:\n%s", w.row, w.table)
+		}
+	}
+}
