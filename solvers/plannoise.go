@@ -48,15 +48,7 @@ func (p *Plan) Noise(w *query.Workload) (list []Noise, adaptive bool) {
 		list = append(list, n)
 	}
 	if st := p.stage; st != nil {
-		lower := len(st.alone) // C_{R−1}
-		list = append(list, Noise{
-			Table: fmt.Sprintf("each of the %d order-%d and %d order-%d marginals, if the table holds more than about %.0f records "+
-				"(the noisy record count decides)", lower, st.top-1, len(st.keep)-lower, st.top, st.records),
-			Sigma: st.keep[0].sigma,
-		}, Noise{
-			Table: fmt.Sprintf("each of the %d order-%d marginals alone, if fewer", lower, st.top-1),
-			Sigma: st.alone[0].sigma,
-		})
+		list = append(list, st.noise()...)
 	}
 	if sigma := p.Params["noise_counts"]; p.Solver == "mwem" && p.Iterations > 0 && sigma > 0 {
 		list = append(list, Noise{Table: fmt.Sprintf("each of the %d measured counts", p.Iterations), Cells: 1, Sigma: sigma})

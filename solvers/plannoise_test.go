@@ -12,7 +12,7 @@ import (
 // listed σ is the one its Gaussian charge was calibrated to, ρ = Δ²/(2σ²)
 // (Δ = √2 for a marginal under replace-one, 1 under add/remove; the staged
 // tables share one charge, ρ = tables·Δ²/(2σ²), whether the count keeps
-// both orders or the lower alone); a marginal carries its
+// both orders, the lower alone or the higher alone); a marginal carries its
 // cells; the record count and tuned MWEM's counts are one count each; the
 // factored model's adaptive rounds are reported, not listed; a solver whose
 // noise is in its selections lists only its record count.
@@ -33,12 +33,14 @@ func TestPlanNoise(t *testing.T) {
 	}{
 		{"explicit, replace-one", &Project{}, Shape{Neighbours: ReplaceOne, N: 48842}, sets1 + sets2, false,
 			func(int, *Plan) (float64, string) { return 2, "" }},
-		{"explicit, add/remove (staged)", &Project{}, Shape{Neighbours: AddRemove}, 3, false,
+		{"explicit, add/remove (staged)", &Project{}, Shape{Neighbours: AddRemove}, 4, false,
 			func(i int, plan *Plan) (float64, string) {
 				switch i {
 				case 0:
 					return 1, "on the record count"
 				case 1:
+					return float64(sets2), "the tables" // the order-2 tables alone, in the same charge
+				case 2:
 					return float64(sets1 + sets2), "the tables"
 				}
 				return float64(sets1), "the tables" // the order-1 tables alone, in the same charge

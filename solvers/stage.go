@@ -3,6 +3,7 @@ package solvers
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/dpsynth/synth/privacy"
 	"github.com/dpsynth/synth/query"
@@ -26,42 +27,61 @@ const stageCountShare = 0.01
 // at the count".
 const stageThreshold = 1.5
 
+// stageTopThreshold is the staged plan's largest ν_{R−1} at which it
+// measures C_R alone, with all the tables' budget: where the budget
+// resolves C_{R−1} this well, the C_R tables imply it about as precisely as
+// its own measurement would, and its share of ρ buys more in C_R. On the
+// explicit tables of the suite with all their 3-way and all their 2-way
+// marginals (84 points, seeds 1–6), C_R alone against C_{R−1} and C_R gave
+// 0.91 / 0.94 (max / L1, geometric mean) over the points with ν_{R−1} at
+// most 0.03, 0.05, 0.075 or 0.1 alike, and lost from 0.108 up (nltcs, 3-way,
+// ε = 0.1: 1.09 / 1.05); 0.05 is the middle of that flat range
+// (docs/BENCHMARKS.md, "The suite's tables on their 2-way marginals").
+const stageTopThreshold = 0.05
+
 // secondStage is the explicit tuned plan under add/remove neighbours, where
 // n is private and the plan cannot read it, in two stages:
 //
 //   - first a noisy record count n̂_c (discrete Gaussian, stageCountShare of
 //     ρ);
-//   - then the tables, with the rest. The plan's C_{R−1} and C_R at the σ
-//     it set, unless the noise-to-signal ratio of the order below the top,
-//     ν_{R−1} (the rule's ν of Project.Plan with the whole ρ), read at n̂_c,
-//     is above stageThreshold. Then the budget does not resolve C_{R−1}
-//     well enough for C_R to pay: the fit extrapolates the top order from
+//   - then the tables, with the rest, chosen by the noise-to-signal ratio
+//     of the order below the top, ν_{R−1} (the rule's ν of Project.Plan
+//     with the whole ρ), read at n̂_c:
+//   - above stageThreshold, the budget does not resolve C_{R−1} well
+//     enough for C_R to pay: the fit extrapolates the top order from
 //     C_{R−1}, which the stage measures alone with all the tables' budget,
 //     as the replace-one rule does when ν_R is above its threshold. The
 //     count decides as it is, with no margin: the threshold is where the
 //     two choices break even, and on tables sampled at and around it
 //     dropping C_R on the count's word did as well or better than keeping
-//     it (docs/BENCHMARKS.md, "The stage decides at the count").
+//     it (docs/BENCHMARKS.md, "The stage decides at the count");
+//   - at most stageTopThreshold, C_R alone with all the tables' budget:
+//     C_{R−1} is resolved, and C_R implies it;
+//   - between the two, C_{R−1} and C_R at the plan's σ.
 //
 // n̂ is then the inverse-variance mean of the count and the measured tables'
 // noisy totals.
 //
 // Privacy: the count has ℓ2 sensitivity K (a unit adds or removes at most
 // K records) and is charged as drawn; the tables are one charge ρ_2, the
-// sum of the costs of C_{R−1} and C_R at the plan's σ. C_{R−1} alone is
-// calibrated to at most ρ_2 in total. Which tables are measured is a
-// function of the noisy count (post-processing), so the composition is
-// adaptive zCDP composition with a fixed total.
+// sum of the costs of C_{R−1} and C_R at the plan's σ. C_{R−1} alone and
+// C_R alone are each calibrated to at most ρ_2 in total. Which tables are
+// measured is a function of the noisy count (post-processing), so the
+// composition is adaptive zCDP composition with a fixed total.
 type secondStage struct {
 	count *countPlan
 	top   int     // R, the workload's highest marginal order
 	keep  []group // C_{R−1} and C_R at the plan's σ
 	alone []group // C_{R−1} alone, calibrated to ρ_2
+	upper []group // C_R alone, calibrated to ρ_2
 	rho   float64 // ρ_2: the tables' budget (the sum of keep's costs)
 	// records is the n at which ν_{R−1} (at the plan's whole ρ) is the
 	// threshold: ν falls as 1/n, so the stage keeps C_R exactly when the
 	// noisy count is at least this.
 	records float64
+	// upperRecords is the n at which ν_{R−1} is stageTopThreshold: from
+	// it on the stage measures C_R alone.
+	upperRecords float64
 }
 
 // planStaged plans the staged tables: the count with stageCountShare of
@@ -82,14 +102,15 @@ func (s *Project) planStaged(plan *Plan, sh *Shape, groups []group, share []floa
 	return nil
 }
 
-// aloneTables returns C_{R−1} calibrated to all of the stage's budget:
-// what the stage measures when the count says the budget does not resolve
-// C_{R−1}.
-func (s *Project) aloneTables(st *secondStage, w *query.Workload) []group {
+// aloneTables returns the stage's tables of one order (C_{R−1} or C_R)
+// calibrated to all of its budget: what the stage measures when the count
+// says the budget does not resolve C_{R−1} (order R−1), or resolves it
+// well enough for C_R to imply it (order R).
+func (s *Project) aloneTables(st *secondStage, order int, w *query.Workload) []group {
 	var groups []group
 	var share []float64
 	for _, g := range st.keep {
-		if len(g.attrs) == st.top-1 {
+		if len(g.attrs) == order {
 			groups = append(groups, g) // a copy: calibrate sets its own σ
 			share = append(share, 1)
 		}
@@ -106,7 +127,8 @@ func (s *Project) aloneTables(st *secondStage, w *query.Workload) []group {
 // non-marginal family with their charges, and the tables become one
 // charge.
 func (s *Project) stageTables(plan *Plan, count *countPlan, groups []group, charges []privacy.Charge, top int, records float64, w *query.Workload) {
-	st := &secondStage{count: count, top: top, records: records}
+	st := &secondStage{count: count, top: top, records: records,
+		upperRecords: records * s.threshold(stageThreshold) / stageTopThreshold}
 	var fams []group
 	var famCharges []privacy.Charge
 	for i, g := range groups {
@@ -120,17 +142,43 @@ func (s *Project) stageTables(plan *Plan, count *countPlan, groups []group, char
 	}
 	plan.groups = fams
 	plan.stage = st
-	st.alone = s.aloneTables(st, w)
+	st.alone = s.aloneTables(st, top-1, w)
+	st.upper = s.aloneTables(st, top, w)
 	lower := len(st.alone)
 	plan.Charges = append(append([]privacy.Charge{count.charge}, famCharges...), privacy.Charge{
 		Label: fmt.Sprintf("%s: the tables, chosen with the noisy record count: discrete Gaussian (ℓ2 sensitivity %.4g counts) "+
-			"on the %d order-%d and %d order-%d marginals (σ = %.4g counts each), or, when the count says the budget does not "+
+			"on the %d order-%d and %d order-%d marginals (σ = %.4g counts each); when the count says the budget does not "+
 			"resolve the order-%d marginals (noise-to-signal ratio above %g at the count), on the "+
-			"order-%d marginals alone (total at most this ρ)",
-			s.Name(), math.Sqrt(st.keep[0].sens2), lower, top-1, len(st.keep)-lower, top, st.keep[0].sigma, top-1, s.threshold(stageThreshold), top-1),
+			"order-%d marginals alone, and when it resolves them well (ratio at most %g), on the order-%d marginals alone "+
+			"(each total at most this ρ)",
+			s.Name(), math.Sqrt(st.keep[0].sens2), lower, top-1, len(st.keep)-lower, top, st.keep[0].sigma, top-1,
+			s.threshold(stageThreshold), top-1, stageTopThreshold, top),
 		Cost: privacy.ZCDPCost(st.rho),
 	})
 	count.params(plan)
+}
+
+// noise lists the stage's tables by the record count that chooses them
+// (choose), for Plan.Noise.
+func (st *secondStage) noise() []Noise {
+	lower, upper := len(st.alone), len(st.upper) // C_{R−1}, C_R
+	both := fmt.Sprintf("each of the %d order-%d and %d order-%d marginals, if the table holds more than about %.0f records",
+		lower, st.top-1, upper, st.top, st.records)
+	var list []Noise
+	if st.upperRecords > st.records {
+		both += fmt.Sprintf(" and fewer than about %.0f", st.upperRecords)
+		list = append(list, Noise{
+			Table: fmt.Sprintf("each of the %d order-%d marginals alone, if the table holds more than about %.0f records "+
+				"(the noisy record count decides)", upper, st.top, st.upperRecords),
+			Sigma: st.upper[0].sigma,
+		})
+	} else {
+		both += " (the noisy record count decides)"
+	}
+	return append(list, Noise{Table: both, Sigma: st.keep[0].sigma}, Noise{
+		Table: fmt.Sprintf("each of the %d order-%d marginals alone, if fewer than about %.0f", lower, st.top-1, st.records),
+		Sigma: st.alone[0].sigma,
+	})
 }
 
 // tables draws the stage's count and returns the groups it measures (the
@@ -149,11 +197,15 @@ func (s *Project) tables(p *Problem, plan *Plan) ([]group, int, *nPrior) {
 }
 
 // choose returns the tables the stage measures given n, the noisy count
-// (tables), and the highest order among them: C_{R−1} and C_R when
-// n is at least records (ν_{R−1} at n at most the threshold), else C_{R−1}
-// alone with all the stage's budget.
+// (tables), and the highest order among them: C_R alone with all the
+// stage's budget when n is at least upperRecords (ν_{R−1} at n at most
+// stageTopThreshold), C_{R−1} and C_R when n is at least records (ν_{R−1}
+// at most the threshold), else C_{R−1} alone with all the stage's budget.
 func (st *secondStage) choose(n float64) ([]group, int) {
-	if n >= st.records {
+	switch {
+	case n >= st.upperRecords && st.upperRecords > st.records:
+		return st.upper, st.top
+	case n >= st.records:
 		return st.keep, st.top
 	}
 	return st.alone, st.top - 1
@@ -169,7 +221,9 @@ func (s *Project) measureStaged(p *Problem, plan *Plan) (*measured, error) {
 	plan.Params["tables_order"] = float64(order)
 	plan.Params[fmt.Sprintf("order_%d", order)] = 1
 	if order == plan.stage.top {
-		plan.Params[fmt.Sprintf("order_%d", order-1)] = 1
+		if slices.ContainsFunc(groups, func(g group) bool { return g.attrs != nil && len(g.attrs) == order-1 }) {
+			plan.Params[fmt.Sprintf("order_%d", order-1)] = 1
+		}
 	} else {
 		plan.Warnings = append(plan.Warnings, droppedTop(prior.value, plan.stage))
 	}

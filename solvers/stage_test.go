@@ -48,10 +48,11 @@ func TestProjectStagedPlan(t *testing.T) {
 	}
 }
 
-// TestProjectStagedChoice: the second stage measures C_{R−1} and C_R when
-// the budget resolves C_{R−1} at the n it is given (ν_{R−1} <= 1.5, from the
-// plan's stage_records on), and else C_{R−1} alone, calibrated within the
-// stage's charge.
+// TestProjectStagedChoice: the second stage measures C_R alone when the
+// budget resolves C_{R−1} well at the n it is given (ν_{R−1} <= 0.05),
+// C_{R−1} and C_R when it resolves it (ν_{R−1} <= 1.5, from the plan's
+// stage_records on), and else C_{R−1} alone; each alone is calibrated
+// within the stage's charge.
 func TestProjectStagedChoice(t *testing.T) {
 	fx := loadFixture(t, "adult-reduced", nil, 3)
 	s := &Project{}
@@ -63,23 +64,26 @@ func TestProjectStagedChoice(t *testing.T) {
 	st := plan.stage
 	nu1 := s.ratio(sh, 2, plan.Params["rho"], 1) // ν₂ at one record (the whole ρ): ν₂(n) = nu1/n
 	for _, tt := range []struct {
-		name  string
-		nHat  float64
-		order int
+		name   string
+		nHat   float64
+		order  int // the highest order measured
+		lowest int // the lowest
 	}{
-		{"resolved", nu1 / (0.97 * stageThreshold), 3},
-		{"large", 1e9, 3},
-		{"unresolved", nu1 / (1.03 * stageThreshold), 2},
-		{"one record", 1, 2},
-		{"at the plan's records", st.records * (1 + 1e-9), 3},
-		{"below the plan's records", st.records * (1 - 1e-9), 2},
+		{"resolved", nu1 / (0.97 * stageThreshold), 3, 2},
+		{"resolved well", nu1 / (0.97 * stageTopThreshold), 3, 3},
+		{"large", 1e9, 3, 3},
+		{"not quite resolved well", nu1 / (1.03 * stageTopThreshold), 3, 2},
+		{"unresolved", nu1 / (1.03 * stageThreshold), 2, 2},
+		{"one record", 1, 2, 2},
+		{"at the plan's records", st.records * (1 + 1e-9), 3, 2},
+		{"below the plan's records", st.records * (1 - 1e-9), 2, 2},
 	} {
 		groups, order := st.choose(tt.nHat)
 		if order != tt.order {
 			t.Errorf("%s: choose(n̂ = %g) = order %d, want %d", tt.name, tt.nHat, order, tt.order)
 			continue
 		}
-		if order == 3 {
+		if order == 3 && tt.lowest == 2 {
 			if len(groups) != len(st.keep) || groups[0].sigma != st.keep[0].sigma {
 				t.Errorf("%s: %d groups, want the plan's %d", tt.name, len(groups), len(st.keep))
 			}
@@ -87,34 +91,38 @@ func TestProjectStagedChoice(t *testing.T) {
 		}
 		cost := 0.0
 		for _, g := range groups {
-			if len(g.attrs) != 2 {
-				t.Fatalf("%s: group %v, want two-way tables", tt.name, g.attrs)
+			if len(g.attrs) != tt.lowest {
+				t.Fatalf("%s: group %v, want %d-way tables only", tt.name, g.attrs, tt.lowest)
 			}
 			cost += privacy.GaussianCost(math.Sqrt(g.sens2), g.sigma).Rho
 		}
-		if want := len(downwardClosure(fx.wl, 2)); len(groups) != want || cost > st.rho || cost < 0.999*st.rho {
-			t.Errorf("%s: %d two-way tables costing ρ %v, want %d within the stage's %v", tt.name, len(groups), cost, want, st.rho)
+		if want := len(downwardClosure(fx.wl, tt.lowest)); len(groups) != want || cost > st.rho || cost < 0.999*st.rho {
+			t.Errorf("%s: %d %d-way tables costing ρ %v, want %d within the stage's %v", tt.name, len(groups), tt.lowest, cost, want, st.rho)
 		}
 	}
 }
 
 // TestProjectStagedSolve: a staged solve records what the count chose. At
-// ε = 1 on 48,842 records it keeps the workload's two orders; with a
-// threshold no table meets it measures C_{R−1} (the one-way tables of the
-// 2-way workload) alone. Either
+// ε = 1 on 48,842 records it measures the workload's pairs alone, at
+// ε = 0.01 the pairs and the one-way tables; with a threshold no table
+// meets it measures C_{R−1} (the one-way tables of the 2-way workload)
+// alone. In each case
 // way n̂'s standard error is that of the count and the measured tables.
 func TestProjectStagedSolve(t *testing.T) {
 	fx := small(t)
 	for _, tt := range []struct {
 		name      string
+		eps       float64
 		threshold float64
 		order     int
 		groups    int
+		lower     bool // order_1 recorded
 	}{
-		{"resolved", 0, 2, 3 + 3},
-		{"unresolved", 1e-12, 1, 3},
+		{"resolved well", 1, 0, 2, 3, false},
+		{"resolved", 0.01, 0, 2, 3 + 3, true},
+		{"unresolved", 1, 1e-12, 1, 3, true},
 	} {
-		p := fx.problem(t, 1, 1e-9, 1)
+		p := fx.problem(t, tt.eps, 1e-9, 1)
 		p.Neighbours = AddRemove
 		res, err := (&Project{Threshold: tt.threshold}).Solve(context.Background(), p)
 		if err != nil {
@@ -126,6 +134,9 @@ func TestProjectStagedSolve(t *testing.T) {
 		}
 		if _, ok := pr["order_2"]; ok != (tt.order == 2) {
 			t.Errorf("%s: order_2 recorded %v, want %v", tt.name, ok, tt.order == 2)
+		}
+		if _, ok := pr["order_1"]; ok != tt.lower {
+			t.Errorf("%s: order_1 recorded %v, want %v", tt.name, ok, tt.lower)
 		}
 		warned := false
 		for _, w := range res.Plan.Warnings {
