@@ -85,8 +85,9 @@ func TestDryRunNoise(t *testing.T) {
 // record count, then measures its tables in one charge (solvers/stage.go).
 // The preview lists the count's σ and the tables' σ as the plan states
 // them, each agreeing with its charge's ρ (σ = Δ/√(2ρ), Δ = 1, the tables'
-// charge split over the 7 one-way and 21 two-way tables, or over the 7
-// one-way tables alone when the count shows too few records), and n̂'s standard
+// charge split over the 7 one-way and 21 two-way tables, over the 21
+// two-way tables alone when the count shows many records, or over the 7
+// one-way tables alone when it shows too few), and n̂'s standard
 // error: that of the inverse-variance mean of the count and the tables'
 // totals (each of variance cells·σ²).
 func TestDryRunNoiseStaged(t *testing.T) {
@@ -96,10 +97,14 @@ func TestDryRunNoiseStaged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Noise) != 3 || len(p.Charges) != 2 {
-		t.Fatalf("DryRun: %d noise lines for %d charges, want 3 and 2", len(p.Noise), len(p.Charges))
+	if len(p.Noise) != 4 || len(p.Charges) != 2 {
+		t.Fatalf("DryRun: %d noise lines for %d charges, want 4 and 2", len(p.Noise), len(p.Charges))
 	}
-	count, tabs, alone := p.Noise[0], p.Noise[1], p.Noise[2]
+	count, upper, tabs, alone := p.Noise[0], p.Noise[1], p.Noise[2], p.Noise[3]
+	if want := math.Sqrt(21 / (2 * *p.Charges[1].Rho)); !strings.HasPrefix(upper.Table, "each of the 21 order-2 marginals alone") ||
+		math.Abs(upper.Sigma-want) > 1e-3*want {
+		t.Errorf("noise line %+v: want the two-way tables alone at σ %v", upper, want)
+	}
 	if want := math.Sqrt(1 / (2 * *p.Charges[0].Rho)); count.Table != "the record count" || math.Abs(count.Sigma-want) > 1e-3*want {
 		t.Errorf("noise line %+v: want the record count at σ %v", count, want)
 	}
