@@ -80,7 +80,9 @@ type secondStage struct {
 	// noisy count is at least this.
 	records float64
 	// upperRecords is the n at which ν_{R−1} is stageTopThreshold: from
-	// it on the stage measures C_R alone.
+	// it on the stage measures C_R alone (+Inf when a Project.Threshold at
+	// or below stageTopThreshold leaves no room for both orders' branch
+	// below it: then the stage never measures C_R alone).
 	upperRecords float64
 }
 
@@ -127,8 +129,10 @@ func (s *Project) aloneTables(st *secondStage, order int, w *query.Workload) []g
 // non-marginal family with their charges, and the tables become one
 // charge.
 func (s *Project) stageTables(plan *Plan, count *countPlan, groups []group, charges []privacy.Charge, top int, records float64, w *query.Workload) {
-	st := &secondStage{count: count, top: top, records: records,
-		upperRecords: records * s.threshold(stageThreshold) / stageTopThreshold}
+	st := &secondStage{count: count, top: top, records: records, upperRecords: math.Inf(1)}
+	if thr := s.threshold(stageThreshold); thr > stageTopThreshold {
+		st.upperRecords = records * thr / stageTopThreshold // ν(n) = ν(records)·records/n
+	}
 	var fams []group
 	var famCharges []privacy.Charge
 	for i, g := range groups {
@@ -165,7 +169,7 @@ func (st *secondStage) noise() []Noise {
 	both := fmt.Sprintf("each of the %d order-%d and %d order-%d marginals, if the table holds more than about %.0f records",
 		lower, st.top-1, upper, st.top, st.records)
 	var list []Noise
-	if st.upperRecords > st.records {
+	if !math.IsInf(st.upperRecords, 1) {
 		both += fmt.Sprintf(" and fewer than about %.0f", st.upperRecords)
 		list = append(list, Noise{
 			Table: fmt.Sprintf("each of the %d order-%d marginals alone, if the table holds more than about %.0f records "+
@@ -203,7 +207,7 @@ func (s *Project) tables(p *Problem, plan *Plan) ([]group, int, *nPrior) {
 // at most the threshold), else C_{R−1} alone with all the stage's budget.
 func (st *secondStage) choose(n float64) ([]group, int) {
 	switch {
-	case n >= st.upperRecords && st.upperRecords > st.records:
+	case n >= st.upperRecords:
 		return st.upper, st.top
 	case n >= st.records:
 		return st.keep, st.top

@@ -106,8 +106,8 @@ func TestProjectStagedChoice(t *testing.T) {
 // ε = 1 on 48,842 records it measures the workload's pairs alone, at
 // ε = 0.01 the pairs and the one-way tables; with a threshold no table
 // meets it measures C_{R−1} (the one-way tables of the 2-way workload)
-// alone. In each case
-// way n̂'s standard error is that of the count and the measured tables.
+// alone. In each case n̂'s standard error is that of the count and the
+// measured tables.
 func TestProjectStagedSolve(t *testing.T) {
 	fx := small(t)
 	for _, tt := range []struct {
