@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -536,12 +537,13 @@ func (p *Protocol) Prepare(dir string) (data, domain string, err error) {
 	return data, domain, nil
 }
 
-// sampleRows rewrites the CSV file at path with its header and a sample of
-// n of its records, drawn without replacement with seed and kept in file
-// order. It is a benchmark's sample of a public dataset: math/rand/v2, not
-// privacy randomness.
+// sampleRows rewrites the CSV file at path (gzip-compressed when its name
+// ends in .gz, as the shipped datasets' larger files are) with its header
+// and a sample of n of its records, drawn without replacement with seed and
+// kept in file order. It is a benchmark's sample of a public dataset:
+// math/rand/v2, not privacy randomness.
 func sampleRows(path string, n int, seed uint64) error {
-	b, err := os.ReadFile(path)
+	b, err := readMaybeGzip(path)
 	if err != nil {
 		return err
 	}
@@ -556,7 +558,13 @@ func sampleRows(path string, n int, seed uint64) error {
 	idx := rand.New(rand.NewPCG(seed, rowsStream)).Perm(len(body))[:n]
 	slices.Sort(idx)
 	var buf bytes.Buffer
-	w := csv.NewWriter(&buf)
+	var out io.Writer = &buf
+	var zw *gzip.Writer
+	if isGzip(path) {
+		zw = gzip.NewWriter(&buf)
+		out = zw
+	}
+	w := csv.NewWriter(out)
 	if err := w.Write(recs[0]); err != nil {
 		return err
 	}
@@ -569,7 +577,32 @@ func sampleRows(path string, n int, seed uint64) error {
 	if err := w.Error(); err != nil {
 		return err
 	}
+	if zw != nil {
+		if err := zw.Close(); err != nil {
+			return err
+		}
+	}
 	return os.WriteFile(path, buf.Bytes(), 0o644)
+}
+
+func isGzip(path string) bool { return strings.HasSuffix(path, ".gz") }
+
+// readMaybeGzip returns the contents of the file at path, decompressed
+// when its name ends in .gz.
+func readMaybeGzip(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil || !isGzip(path) {
+		return b, err
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	defer zr.Close()
+	if b, err = io.ReadAll(zr); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return b, nil
 }
 
 // rowsStream is the second word of sampleRows' PCG seed.

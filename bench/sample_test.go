@@ -108,6 +108,14 @@ func TestPrepareSampledRows(t *testing.T) {
 	if all := read("beps@1525"); !equalRecords(all, full) {
 		t.Error("beps@1525 is not the whole dataset in its order")
 	}
+	// A dataset shipped gzip-compressed keeps its compression.
+	data, _, err := protocolNamed(t, "mplsstops@300").Prepare(t.TempDir())
+	if err != nil {
+		t.Fatalf("mplsstops@300: Prepare: %v", err)
+	}
+	if m := readCSV(t, data); len(m) != 301 || m[0][0] == "" {
+		t.Errorf("mplsstops@300: %d lines, header %v; want 301", len(m), m[0])
+	}
 }
 
 // key is a record as its CSV line.
@@ -123,10 +131,11 @@ func equalRecords(a, b [][]string) bool {
 	return slices.EqualFunc(a, b, slices.Equal[[]string])
 }
 
-// readCSV returns the records of the CSV file at path, its header first.
+// readCSV returns the records of the CSV file at path (gzip-compressed when
+// its name ends in .gz), its header first.
 func readCSV(t *testing.T, path string) [][]string {
 	t.Helper()
-	b, err := os.ReadFile(path)
+	b, err := readMaybeGzip(path)
 	if err != nil {
 		t.Fatal(err)
 	}
