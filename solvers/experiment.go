@@ -28,6 +28,7 @@ type experiment struct {
 	widenMoves float64                       // the widening test's move, in allowances (0: widenMoves)
 	widenRun   float64                       // the widening test's rounds run, in rounds left (0: widenRun)
 	stageShare float64                       // the staged plan's count share of ρ (0: stageCountShare)
+	stageTop   float64                       // the staged plan's C_R-alone threshold (0: stageTopThreshold; negative: off)
 }
 
 // stageShare returns the staged plan's count share: stageCountShare (the
@@ -37,6 +38,15 @@ func stageShare() float64 {
 		return v.stageShare
 	}
 	return stageCountShare
+}
+
+// stageTop returns the staged plan's largest ν_{R−1} for C_R alone:
+// stageTopThreshold (the evidence harness may set another, or none: 0).
+func stageTop() float64 {
+	if v := variant; v != nil && v.stageTop != 0 {
+		return max(v.stageTop, 0)
+	}
+	return stageTopThreshold
 }
 
 // projectSettings, when not nil, sets exported settings of every new

@@ -76,6 +76,7 @@ var variantKeys = map[string]func(*experiment, float64){
 	"widen":    func(v *experiment, f float64) { v.widenMoves = f },
 	"wrun":     func(v *experiment, f float64) { v.widenRun = f },
 	"cshare":   func(v *experiment, f float64) { v.stageShare = f },
+	"topthr":   func(v *experiment, f float64) { v.stageTop = f },
 }
 
 // settingKeys set Project's exported settings.

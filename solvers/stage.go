@@ -130,8 +130,8 @@ func (s *Project) aloneTables(st *secondStage, order int, w *query.Workload) []g
 // charge.
 func (s *Project) stageTables(plan *Plan, count *countPlan, groups []group, charges []privacy.Charge, top int, records float64, w *query.Workload) {
 	st := &secondStage{count: count, top: top, records: records, upperRecords: math.Inf(1)}
-	if thr := s.threshold(stageThreshold); thr > stageTopThreshold {
-		st.upperRecords = records * thr / stageTopThreshold // ν(n) = ν(records)·records/n
+	if thr, top := s.threshold(stageThreshold), stageTop(); top > 0 && thr > top {
+		st.upperRecords = records * thr / top // ν(n) = ν(records)·records/n
 	}
 	var fams []group
 	var famCharges []privacy.Charge
@@ -156,7 +156,7 @@ func (s *Project) stageTables(plan *Plan, count *countPlan, groups []group, char
 			"order-%d marginals alone, and when it resolves them well (ratio at most %g), on the order-%d marginals alone "+
 			"(each total at most this ρ)",
 			s.Name(), math.Sqrt(st.keep[0].sens2), lower, top-1, len(st.keep)-lower, top, st.keep[0].sigma, top-1,
-			s.threshold(stageThreshold), top-1, stageTopThreshold, top),
+			s.threshold(stageThreshold), top-1, stageTop(), top),
 		Cost: privacy.ZCDPCost(st.rho),
 	})
 	count.params(plan)
