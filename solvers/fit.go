@@ -6,6 +6,8 @@ import (
 	"slices"
 	"time"
 
+	"gonum.org/v1/gonum/floats"
+
 	"github.com/dpsynth/synth/internal/par"
 	"github.com/dpsynth/synth/internal/vec"
 )
@@ -54,7 +56,13 @@ type lsFit struct {
 	from func(y, w, theta []float64)
 
 	step float64 // current step size
-	loss float64 // loss at d
+	// step0 is the first step size, where a restart begins again; maxStep,
+	// when positive, caps the step (set by a restart, see restart).
+	step0, maxStep float64
+	// restarts counts the restarts after unstable shadows.
+	restarts int
+	last     float64 // the last accepted step's size
+	loss     float64 // loss at d
 	// iters counts accepted steps; evals counts loss evaluations.
 	iters, evals int
 }
@@ -67,6 +75,7 @@ func newLSFit(op Operator, y, w []float64, team *par.Team) *lsFit {
 	// first step is the inverse of twice the largest per-cell curvature,
 	// 2·Σ_j w_j over the queries that contain a cell, bounded by 2·Σ w.
 	f.step = 1 / (2 * sumPositive(w))
+	f.step0 = f.step
 	return f
 }
 
@@ -130,12 +139,25 @@ func (f *lsFit) start(theta []float64) {
 // it estimates includes the start's.
 func (f *lsFit) startFrom(from func(y, w, theta []float64)) {
 	f.from = from
-	from(f.y, f.w, f.th2)
-	f.start(f.th2)
+	f.begin(from)
+}
+
+// begin starts the iterate at from(y, w) of its own measurements, or
+// uniform when from is nil.
+func (f *lsFit) begin(from func(y, w, theta []float64)) {
+	if from == nil {
+		f.start(nil)
+		return
+	}
+	from(f.y, f.w, f.theta)
+	f.start(f.theta)
 }
 
 // run takes up to iters accepted steps, stopping early when the relative
-// decrease of the loss over the last 10 steps falls below tol. It returns
+// decrease of the loss over the last 10 steps falls below tol (or, with
+// SURE, when its risk estimate has not improved for patience steps). When
+// SURE's shadows break the bound of stable steps it begins again with a
+// capped step (restart), and iters counts from there. It returns
 // ctx.Err() if cancelled.
 func (f *lsFit) run(ctx context.Context, iters int, tol float64) error {
 	hist := [10]float64{}
@@ -147,6 +169,11 @@ func (f *lsFit) run(ctx context.Context, iters int, tol float64) error {
 		f.iters++
 		if !accepted {
 			break // the step vanished: at a minimum up to rounding
+		}
+		if f.sure != nil && f.sure.unstable && f.restarts < maxFitRestarts {
+			f.restart()
+			it = -1
+			continue
 		}
 		if f.trace != nil {
 			f.trace(it, f.loss, f.distribution())
@@ -206,7 +233,11 @@ func (f *lsFit) stepOnce() bool {
 				f.sure.keepBest(f)
 				f.sure.step(f, step)
 			}
+			f.last = step
 			f.step *= 1.25
+			if f.maxStep > 0 {
+				f.step = min(f.step, f.maxStep)
+			}
 			return true
 		}
 		f.step *= 0.5
@@ -259,6 +290,15 @@ type sureState struct {
 	elapsed  []time.Duration
 	t0       time.Time
 
+	// bnorm2 is ‖b_k‖² over the measured rows, ratio the last reading of
+	// ‖e_k‖/‖b_k‖ (e_k the shadow's weighted answer differences, divided
+	// by δ) and ratio0 its reading at the start; unstable is set, and
+	// growth is ratio's last factor, when a reading broke the bound of
+	// stable steps (see stable).
+	bnorm2, ratio, ratio0 []float64
+	unstable              bool
+	growth                float64
+
 	// bestD is the distribution of the best step so far, bestZ·bestD. It
 	// is either the main fit's current d itself (recorded without a copy)
 	// or a third buffer; spare is that third buffer while bestD is d, else
@@ -290,8 +330,11 @@ func (f *lsFit) useSURE(norm func() float64, delta float64, patience int) {
 			}
 		}
 		s.probes = append(s.probes, b)
+		s.bnorm2 = append(s.bnorm2, floats.Dot(b, b))
 		s.shadows = append(s.shadows, f.newShadow(y2))
 	}
+	s.ratio = make([]float64, len(s.shadows))
+	s.ratio0 = make([]float64, len(s.shadows))
 	f.sure = s
 	s.record(f) // iteration 0: the start (uniform, or startFrom's)
 }
@@ -301,10 +344,7 @@ func (f *lsFit) useSURE(norm func() float64, delta float64, patience int) {
 // trial buffers.
 func (f *lsFit) newShadow(y2 []float64) *lsFit {
 	sh := newIterate(f.op, y2, f.w, f.team, f.sm, f.st)
-	if f.from != nil {
-		f.from(y2, f.w, sh.theta)
-	}
-	sh.start(sh.theta)
+	sh.begin(f.from)
 	return sh
 }
 
@@ -324,11 +364,16 @@ func (s *sureState) step(f *lsFit, stepSize float64) {
 func (s *sureState) record(f *lsFit) {
 	div := 0.0
 	for k, sh := range s.shadows {
+		e2 := 0.0
 		for j, b := range s.probes[k] {
 			if b != 0 {
-				div += b * (sh.ans[j] - f.ans[j]) / (s.delta * s.sigma[j])
+				diff := sh.ans[j] - f.ans[j]
+				div += b * diff / (s.delta * s.sigma[j])
+				e := diff / (s.delta * s.sigma[j])
+				e2 += e * e
 			}
 		}
+		s.stable(k, math.Sqrt(e2/s.bnorm2[k]))
 	}
 	div /= float64(len(s.shadows))
 	v := f.loss - float64(s.m) + 2*s.df.add(div)
@@ -341,6 +386,65 @@ func (s *sureState) record(f *lsFit) {
 		}
 	}
 }
+
+// stable records shadow k's reading r = ‖e_k‖/‖b_k‖ and flags the fit
+// unstable when r passes 2 + r₀ (r₀ its reading at the start).
+//
+// Near the main fit's path a shadow's weighted answer differences e_k
+// (divided by δ) move as e ← (I − ηÃ)e + ηÃb_k, with Ã = W^½·A·P·Aᵀ·W^½
+// symmetric and positive semi-definite (P the softmax's Jacobian at the
+// iterate): e − b_k is multiplied by I − ηÃ at every step, whose norm is
+// at most 1 while η·λ ≤ 2 on every eigenvalue λ of Ã. So along stable steps
+// ‖e − b_k‖ ≤ ‖e₀ − b_k‖ and ‖e‖ ≤ 2‖b_k‖ + ‖e₀‖. The Armijo test only sees
+// the modes the main fit's residuals excite, and a mode whose curvature
+// grew past 2/η, which the main fit has long resolved, can be unstable
+// unnoticed: there the shadow's difference grows geometrically, its
+// divergence readings are noise (mplsstops, 20,000 rows, ε = 1: r went
+// 0.11, 0.38, 4.0, 57 and 436 in four steps while the loss fell smoothly),
+// and the running maximum (pathDF) ended the fit at twice the error of a
+// converged one. A reading past the bound is such a break.
+func (s *sureState) stable(k int, r float64) {
+	if s.it == 0 {
+		s.ratio0[k] = r
+	} else if r > 2+s.ratio0[k] && !s.unstable {
+		s.unstable = true
+		s.growth = r / s.ratio[k]
+	}
+	s.ratio[k] = r
+}
+
+// restart begins the fit again from its start when SURE's shadows went
+// unstable, with the step size capped at η/(1 + g): η the step that broke
+// the bound, and g the shadow's growth factor in that step, which is
+// |1 − η·λ| for the unstable mode's curvature λ (a power iteration's
+// estimate), so that under the cap η·λ ≤ 1 there. The probes stay;
+// SURE's path is read again from the start. At most maxFitRestarts times;
+// past them SURE reads on as before (the unstable readings can only stop
+// the fit early).
+func (f *lsFit) restart() {
+	s := f.sure
+	f.restarts++
+	f.maxStep = f.last / (1 + max(s.growth, 1))
+	third := s.bestD // the buffer that is neither d nor d2
+	if sameBuf(third, f.d) {
+		third = s.spare
+	}
+	f.begin(f.from)
+	f.step = min(f.step0, f.maxStep)
+	for _, sh := range s.shadows {
+		sh.begin(f.from)
+	}
+	s.best, s.bestIt, s.bestZ, s.it = math.Inf(1), 0, 1, 0
+	s.bestD, s.spare = third, nil
+	s.df = pathDF{}
+	s.history, s.elapsed = s.history[:0], s.elapsed[:0]
+	s.unstable = false
+	s.record(f)
+}
+
+// maxFitRestarts bounds the restarts after unstable shadows: each costs
+// the steps taken so far again.
+const maxFitRestarts = 3
 
 // keepBest runs right after the main fit accepted a step (d and d2
 // swapped): if the best distribution is the previous iterate, now the

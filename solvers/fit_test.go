@@ -183,3 +183,78 @@ func TestLSFitVanishedStep(t *testing.T) {
 		t.Errorf("the output sums to %v, want 1", sum)
 	}
 }
+
+// TestSUREStable: a shadow's reading ‖e‖/‖b‖ flags the fit unstable once
+// it passes 2 + its reading at the start, the bound of stable steps, and
+// the growth is that reading's factor over the one before.
+func TestSUREStable(t *testing.T) {
+	tests := []struct {
+		name     string
+		readings []float64 // one shadow's readings, the first at the start
+		want     int       // the reading that flags the fit (-1: none)
+		growth   float64
+	}{
+		{"rising, stable", []float64{0.08, 0.08, 0.1, 0.18, 0.9, 1.9}, -1, 0},
+		{"at the bound", []float64{0.1, 1.5, 2.1}, -1, 0},
+		{"past the bound", []float64{0.1, 0.38, 3.96, 57}, 2, 3.96 / 0.38},
+		{"started high", []float64{1.5, 1.4, 3.4, 3.6}, 3, 3.6 / 3.4},
+	}
+	for _, tt := range tests {
+		s := &sureState{ratio: make([]float64, 1), ratio0: make([]float64, 1)}
+		got := -1
+		for i, r := range tt.readings {
+			s.it = i
+			s.stable(0, r)
+			if s.unstable && got < 0 {
+				got = i
+			}
+		}
+		if got != tt.want || (got >= 0 && math.Abs(s.growth-tt.growth) > 1e-12) {
+			t.Errorf("%s: stable(%v) flags reading %d with growth %g, want %d with %g", tt.name, tt.readings, got, s.growth, tt.want, tt.growth)
+		}
+	}
+}
+
+// TestLSFitRestart: a restart after unstable shadows is the fit begun
+// afresh with the capped step: the restarted fit's output, SURE's path and
+// best step are those of a new fit with the same probes and that cap, bit
+// for bit (no buffer of the first path survives into the second).
+func TestLSFitRestart(t *testing.T) {
+	p, ms, f := newSmallFit(t, 0.3, 9)
+	start := newOneWayStart(p.Workload.Domain(), ms.marginals, ms.nHat)
+	var draws []float64
+	norm := func() float64 { v := p.Rand.NormFloat64(); draws = append(draws, v); return v }
+	f.startFrom(start.theta)
+	f.useSURE(norm, 0.01, 5)
+	flagged := false
+	f.trace = func(it int, _ float64, _ []float64) {
+		if it == 10 && !flagged { // as if step 10's reading broke the bound
+			flagged = true
+			f.sure.unstable, f.sure.growth = true, 3
+		}
+	}
+	if err := f.run(context.Background(), 300, 1e-12); err != nil {
+		t.Fatal(err)
+	}
+	if f.restarts != 1 || !(f.maxStep > 0) {
+		t.Fatalf("restarts %d, step cap %g; want 1 restart and a cap", f.restarts, f.maxStep)
+	}
+
+	g := newLSFit(ms.op, ms.y, ms.w, f.team)
+	i := 0
+	replay := func() float64 { i++; return draws[i-1] }
+	g.startFrom(start.theta)
+	g.maxStep = f.maxStep
+	g.step = min(g.step0, g.maxStep)
+	g.useSURE(replay, 0.01, 5)
+	if err := g.run(context.Background(), 300, 1e-12); err != nil {
+		t.Fatal(err)
+	}
+	if f.sure.bestIt != g.sure.bestIt || !slices.Equal(f.sure.history, g.sure.history) {
+		t.Errorf("restarted: best step %d of %d; a new fit with the cap: %d of %d, or SURE's paths differ",
+			f.sure.bestIt, len(f.sure.history), g.sure.bestIt, len(g.sure.history))
+	}
+	if !slices.Equal(f.d, g.d) {
+		t.Errorf("the restarted fit's output is not the new fit's")
+	}
+}

@@ -414,6 +414,9 @@ func (s *Project) explicitResult(p *Problem, plan *Plan, ms *measured, fit *lsFi
 	if fit.sure != nil {
 		plan.Params["sure_step"] = float64(fit.sure.bestIt)
 	}
+	if fit.restarts > 0 {
+		plan.Params["fit_restarts"] = float64(fit.restarts)
+	}
 	if p.Neighbours == AddRemove {
 		recordNHat(plan, ms.nHat)
 	}
