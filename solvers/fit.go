@@ -367,9 +367,9 @@ func (s *sureState) record(f *lsFit) {
 		e2 := 0.0
 		for j, b := range s.probes[k] {
 			if b != 0 {
-				diff := sh.ans[j] - f.ans[j]
-				div += b * diff / (s.delta * s.sigma[j])
-				e := diff / (s.delta * s.sigma[j])
+				diff, scale := sh.ans[j]-f.ans[j], s.delta*s.sigma[j]
+				div += b * diff / scale
+				e := diff / scale
 				e2 += e * e
 			}
 		}
