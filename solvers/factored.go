@@ -383,8 +383,10 @@ func supportSigmas() float64 {
 // adaptive protocols (6 seeds) it gave 1.8% lower L1 than the 1/2 fitted on
 // full ADULT alone and 2.4% lower max error (leaving out a point whose runs
 // fail by luck either way), with ADULT's and titanic's max error 0.88–1.00×
-// at every ε (docs/BENCHMARKS.md "The accuracy suite").
-// It reads only public quantities.
+// at every ε (docs/BENCHMARKS.md "The accuracy suite"). On the fifteen
+// factored protocols of both workloads, the equal split (p = 0) and p = 1/6
+// lost L1 (4.1%, 1.8%) for max error within 0.4% (docs/BENCHMARKS.md "The
+// rounds' constants on the 2-way workload"). It reads only public quantities.
 func oneWayPower() float64 {
 	if v := variant; v != nil && v.oneAlloc != 0 {
 		return max(v.oneAlloc, 0)
@@ -420,7 +422,9 @@ func midBudget(rho float64) bool { return rho >= midRho && rho < fourRoundsRho }
 // oneWayScale scales the one-way tables' ρ (d rounds' measurements): 0.8 in
 // the middle regime, where the rounds' measurements are worth more than the
 // one-way tables' last fifth; 1 elsewhere (0.8 was worse at ε = 0.1 and 1;
-// docs/BENCHMARKS.md). It reads only public quantities.
+// docs/BENCHMARKS.md). More one-way ρ (1.3, 1.8) bought 2% of L1 for 7–17%
+// of max error on both workloads ("The rounds' constants on the 2-way
+// workload"). It reads only public quantities.
 func oneWayScale(rho float64) float64 {
 	if v := variant; v != nil && v.oneScale > 0 {
 		return v.oneScale
