@@ -365,8 +365,10 @@ func annealFactor() float64 {
 // budget: where the one-way noise is large the supports shrink (capital-loss
 // to one value at ε = 0.1) and a table's rare values become one group, which
 // keeps their records. On the suite's four protocols with rounds, κ = 2
-// and 4 gave max error 1.035 and 1.018 on geometric mean (L1 within 1%),
-// and the supports at ε = 0.1, once off there, cut ADULT's max error by a
+// and 4 gave max error 1.035 and 1.018 on geometric mean (L1 within 1%);
+// on the fifteen factored protocols of both workloads, 1.034 and 1.002
+// (docs/BENCHMARKS.md "The rounds' constants on the 2-way workload"); and
+// the supports at ε = 0.1, once off there, cut ADULT's max error by a
 // third (docs/BENCHMARKS.md). The fits' one-way start reads the same κ for
 // the values it pools (unresolved). It reads only public quantities.
 func supportSigmas() float64 {
