@@ -771,6 +771,31 @@ func oneWaySupports(m *model.Model, sizes []int, nHat, kappa float64, groups []g
 	return support, nil
 }
 
+// supportRuns returns, per attribute with ordered codes (ordered[a] > 0),
+// its resolved runs of unsupported values (resolvedRuns): a run of m
+// values whose total count in m is at least kappa·σ·√m, the noise of the
+// run's total in its one-way table.
+func supportRuns(m *model.Model, sizes []int, nHat, kappa float64, groups []group, support [][]bool, ordered []int) ([][]int, error) {
+	if ordered == nil {
+		return nil, nil
+	}
+	runs := make([][]int, len(sizes))
+	for a, size := range sizes {
+		if ordered[a] == 0 {
+			continue
+		}
+		mo := make([]float64, size)
+		if err := m.Marginal([]int{a}, mo); err != nil {
+			return nil, err
+		}
+		sigma := groups[a].sigma
+		runs[a] = resolvedRuns(mo, func(v int) bool { return !support[a][v] }, ordered[a], func(total float64, k int) bool {
+			return total*nHat >= kappa*sigma*math.Sqrt(float64(k))
+		})
+	}
+	return runs, nil
+}
+
 // selectIndex runs the exponential mechanism over the candidates in idx
 // (those still in the running: a public property of the model's size) and
 // returns the chosen candidate.
@@ -1031,6 +1056,22 @@ func smoothCodes(attr *universe.Attribute) int {
 	return attr.Size()
 }
 
+// valueOrder is every attribute's number of codes ordered by value: its
+// ordered codes (smoothCodes) where the domain orders its values (integer,
+// numeric and date attributes), 0 for a categorical or boolean attribute
+// and for an encoded one, whose codes' order is the encoder's, not one of
+// values. The supports' and coarse pairs' rare values are merged by runs
+// of neighbours along it (supportRuns, coarseGroups).
+func valueOrder(dom *universe.Domain) []int {
+	ordered := make([]int, dom.Len())
+	for a := range ordered {
+		if attr := dom.Attr(a); attr.Kind != universe.Encoded {
+			ordered[a] = smoothCodes(attr)
+		}
+	}
+	return ordered
+}
+
 // smoothOneWay is the one-way smoothing both fits' starts share (the
 // rounds' one-way tables, the explicit and measured fits' pooled one-way
 // estimates): smoothSURE over attr's ordered codes (smoothCodes), half-width
@@ -1130,9 +1171,13 @@ const coarseMinValues = 10
 // coarseGroups returns, per attribute of more than coarseMinValues values,
 // its values' groups: each value whose fitted one-way share in m is at
 // least share alone, the other values together (nil for an attribute left
-// whole: a small one, or one where at most one value would be grouped). It
-// reads only the model fitted to the noisy one-way tables: post-processing.
-func coarseGroups(m *model.Model, sizes []int, share float64) [][]int32 {
+// whole: a small one, or one where at most one value would be grouped),
+// except on an attribute whose first ordered[a] codes are ordered by value
+// (valueOrder; nil: none), where a run of consecutive such values whose
+// total share is at least share is a group of its own (resolvedRuns), as
+// on the supports (supportGroups). It reads only the model fitted to the
+// noisy one-way tables: post-processing.
+func coarseGroups(m *model.Model, sizes []int, share float64, ordered []int) [][]int32 {
 	groups := make([][]int32, len(sizes))
 	for a, size := range sizes {
 		if size <= coarseMinValues {
@@ -1154,11 +1199,12 @@ func coarseGroups(m *model.Model, sizes []int, share float64) [][]int32 {
 		if kept == 0 || int(kept) >= size-1 {
 			continue
 		}
-		for v := range g {
-			if g[v] < 0 {
-				g[v] = kept
-			}
+		rare := func(v int) bool { return mo[v] < share }
+		var run []int
+		if ordered != nil {
+			run = resolvedRuns(mo, rare, ordered[a], func(total float64, _ int) bool { return total >= share })
 		}
+		rareDigits(g, rare, run, kept)
 		groups[a] = g
 	}
 	return groups

@@ -159,7 +159,7 @@ func TestCoarseGroups(t *testing.T) {
 	}
 	f := fitOneWays(t, sizes, [][]float64{big, {0.2, 0.3, 0.5}, flat})
 	defer f.close()
-	g := coarseGroups(f.cur, sizes, 0.05)
+	g := coarseGroups(f.cur, sizes, 0.05, nil)
 	want0 := []int32{0, 2, 2, 1, 2, 2, 2, 2, 2, 2, 2, 2}
 	if !reflect.DeepEqual(g[0], want0) {
 		t.Errorf("groups of the 12-value attribute = %v, want %v", g[0], want0)
@@ -169,6 +169,13 @@ func TestCoarseGroups(t *testing.T) {
 	}
 	if g[2] != nil {
 		t.Errorf("an attribute with every value above the share got groups %v, want none", g[2])
+	}
+	// Ordered: the run of values 1–2 (0.04 in all) stays in the pool, the
+	// run 4–11 (0.16) is a group of its own.
+	g = coarseGroups(f.cur, sizes, 0.05, []int{12, 0, 0})
+	want0 = []int32{0, 2, 2, 1, 3, 3, 3, 3, 3, 3, 3, 3}
+	if !reflect.DeepEqual(g[0], want0) {
+		t.Errorf("groups of the ordered 12-value attribute = %v, want %v", g[0], want0)
 	}
 }
 

@@ -181,7 +181,7 @@ func (s *Project) newRounds(p *Problem, plan *Plan, fit *factoredFit, tabs [][]i
 	// The coarse pairs (middle regime) score after the candidates, in the
 	// same slice, so that one draw covers both.
 	if share := coarseShare(fp.rho0 + fp.rhoLeft); share > 0 {
-		r.coarse = coarsePairs(sizes, fp.cands, coarseGroups(fit.cur, sizes, share))
+		r.coarse = coarsePairs(sizes, fp.cands, coarseGroups(fit.cur, sizes, share, valueOrder(p.Workload.Domain())))
 	}
 	r.scoresAll = make([]float64, len(fp.cands)+len(r.coarse))
 	r.upper = make([]float64, len(r.scoresAll))
@@ -207,7 +207,12 @@ func (s *Project) newRounds(p *Problem, plan *Plan, fit *factoredFit, tabs [][]i
 			r.team.Close()
 			return nil, err
 		}
-		r.scan.groups = candidateGroups(sizes, fp.cands, support)
+		runs, err := supportRuns(fit.cur, sizes, nHat, kappa, plan.groups, support, valueOrder(p.Workload.Domain()))
+		if err != nil {
+			r.team.Close()
+			return nil, err
+		}
+		r.scan.groups = candidateGroups(sizes, fp.cands, support, runs)
 		// Every grouped candidate's grouping variables are in the grouped
 		// tree from the start, so that it can be scored on them
 		// (setQueries).

@@ -37,7 +37,7 @@ func newGroupedFixture(seed uint64) *groupedFixture {
 		}
 		fx.oneWay = append(fx.oneWay, toMeas([]int{a}, y, 0.05, 1))
 	}
-	ad := newAttrDigits(fx.sizes, support)
+	ad := newAttrDigits(fx.sizes, support, nil)
 	coarse := []int32{0, 0, 1, 2, 2, 2} // attribute 4's coarse groups
 	for _, set := range [][]int{{0, 2, 4}, {1, 3, 4}, {0, 3}, {2, 3, 4}} {
 		fx.sets = append(fx.sets, set)

@@ -11,7 +11,7 @@ import (
 // newSupportGroups returns the groups of the table on set, or nil when
 // every value of every attribute of set is supported.
 func newSupportGroups(sizes, set []int, support [][]bool) *supportGroups {
-	return newAttrDigits(sizes, support).groups(set)
+	return newAttrDigits(sizes, support, nil).groups(set)
 }
 
 func TestSupportGroupsExample(t *testing.T) {
@@ -32,6 +32,42 @@ func TestSupportGroupsExample(t *testing.T) {
 	}
 	if g := newSupportGroups(sizes, []int{1}, support); g != nil {
 		t.Errorf("newSupportGroups on a fully supported set = %+v, want nil", g)
+	}
+}
+
+func TestResolvedRuns(t *testing.T) {
+	mass := []float64{0.3, 0.01, 0.02, 0.2, 0.01, 0.005, 0.3, 0.01, 0.04, 0.03, 0.07}
+	rare := func(v int) bool { return mass[v] < 0.05 }
+	resolved := func(total float64, _ int) bool { return total >= 0.025 }
+	tests := []struct {
+		ordered int
+		want    []int
+	}{
+		// Runs {1, 2} (0.03) and {7, 8, 9} (0.08) pass; {4, 5} (0.015)
+		// does not.
+		{11, []int{-1, 0, 0, -1, -1, -1, -1, 1, 1, 1, -1}},
+		// Codes from 9 on are outside the order: the run {7, 8} ends there.
+		{9, []int{-1, 0, 0, -1, -1, -1, -1, 1, 1, -1, -1}},
+		{0, []int{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}},
+	}
+	for _, tt := range tests {
+		if got := resolvedRuns(mass, rare, tt.ordered, resolved); !slices.Equal(got, tt.want) {
+			t.Errorf("resolvedRuns(ordered %d) = %v, want %v", tt.ordered, got, tt.want)
+		}
+	}
+}
+
+func TestAttrDigitsRuns(t *testing.T) {
+	// Values 0 and 3 supported; the run {1, 2} has its own digit, 4 and 5
+	// share the pool's.
+	support := [][]bool{{true, false, false, true, false, false}}
+	ad := newAttrDigits([]int{6}, support, [][]int{{-1, 0, 0, -1, -1, -1}})
+	if want := []int32{0, 2, 2, 1, 3, 3}; !slices.Equal(ad.digits[0], want) || ad.radix[0] != 4 {
+		t.Errorf("digits = %v (radix %d), want %v (radix 4)", ad.digits[0], ad.radix[0], want)
+	}
+	ad = newAttrDigits([]int{6}, support, nil)
+	if want := []int32{0, 2, 2, 1, 2, 2}; !slices.Equal(ad.digits[0], want) || ad.radix[0] != 3 {
+		t.Errorf("digits without runs = %v (radix %d), want %v (radix 3)", ad.digits[0], ad.radix[0], want)
 	}
 }
 
