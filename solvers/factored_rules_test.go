@@ -369,3 +369,37 @@ func TestTunedRounds(t *testing.T) {
 		}
 	}
 }
+
+func TestSupportRuns(t *testing.T) {
+	// n̂ = 1000, σ = 10, κ = 3: a value is supported from 30 records, a run
+	// of two rare values has its own group from 30·√2 ≈ 42.4 together.
+	sizes := []int{7, 2}
+	shares := [][]float64{{0.5, 0.02, 0.025, 0.3, 0.01, 0.015, 0.13}, {0.5, 0.5}}
+	f := fitOneWays(t, sizes, shares)
+	defer f.close()
+	groups := []group{{sigma: 10}, {sigma: 10}}
+	support, err := oneWaySupports(f.cur, sizes, 1000, 3, groups)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		ordered []int
+		want    [][]int
+	}{
+		// {1, 2} (45 records) passes, {4, 5} (25) does not.
+		{[]int{7, 0}, [][]int{{-1, 0, 0, -1, -1, -1, -1}, nil}},
+		{[]int{0, 0}, [][]int{nil, nil}},
+	}
+	for _, tt := range tests {
+		got, err := supportRuns(f.cur, sizes, 1000, 3, groups, support, tt.ordered)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("supportRuns(ordered %v) = %v, want %v", tt.ordered, got, tt.want)
+		}
+	}
+	if got, _ := supportRuns(f.cur, sizes, 1000, 3, groups, support, nil); got != nil {
+		t.Errorf("supportRuns(nil order) = %v, want nil", got)
+	}
+}
