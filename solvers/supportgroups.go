@@ -21,11 +21,12 @@ import (
 // Within a group the fit splits the mass by the model's other factors, as
 // if the group's values were alike; neighbours on an ordered attribute
 // are, values from both ends of it are not. With every rare value in one
-// group, gssvocab's 19 years of education (a resolved run of the top
-// education group, 1.5% of the records) shared a group with 0–7 years and
-// was released mostly under "<12 yrs" (a max error of 0.0115 on that pair
-// at ε = 0.5); by runs it keeps its own group (docs/BENCHMARKS.md, "Rare
-// values merged by runs of neighbours").
+// group, gssvocab's 19 years of education (1.5% of the records, all in the
+// top education group) shared a group with 0–7 years (4.1%, all in the
+// bottom one) and was released mostly under "<12 yrs", a max error of
+// 0.0115 on that pair at ε = 0.5. By runs, 0–7 years, a run the budget
+// resolves, is a group of its own, and 19 years stays with the null code
+// (docs/BENCHMARKS.md, "Rare values merged by runs of neighbours").
 //
 // A table's cells are in mixed-radix order, the set's last attribute
 // fastest; a group's index is the same order over the digits.
@@ -38,8 +39,8 @@ type supportGroups struct {
 
 // attrDigits is every attribute's value digits on the supports (its
 // supported values 0, 1, … in order, then a digit for each of its resolved
-// runs, then one for its other values) and its number of digits, shared by
-// every candidate's groups.
+// runs and one for its other rare values, in the order of their first
+// values) and its number of digits, shared by every candidate's groups.
 type attrDigits struct {
 	digits [][]int32
 	radix  []int
