@@ -747,18 +747,28 @@ func (j *candScan) cellsOf(i int) int {
 	return len(j.tabs[i])
 }
 
-// oneWaySupports returns each attribute's effective support: the values
-// whose one-way count in m is at least kappa times that one-way table's σ
-// (groups[a].sigma), and always the most frequent value. It reads only the
-// model fitted to the noisy one-way tables: post-processing.
-func oneWaySupports(m *model.Model, sizes []int, nHat, kappa float64, groups []group) ([][]bool, error) {
-	support := make([][]bool, len(sizes))
+// oneWayShares returns each attribute's one-way marginal in m (the model
+// fitted to the noisy one-way tables), which the supports, their runs and
+// the coarse groups read.
+func oneWayShares(m *model.Model, sizes []int) ([][]float64, error) {
+	shares := make([][]float64, len(sizes))
 	for a, size := range sizes {
-		mo := make([]float64, size)
-		if err := m.Marginal([]int{a}, mo); err != nil {
+		shares[a] = make([]float64, size)
+		if err := m.Marginal([]int{a}, shares[a]); err != nil {
 			return nil, err
 		}
-		support[a] = make([]bool, size)
+	}
+	return shares, nil
+}
+
+// oneWaySupports returns each attribute's effective support: the values
+// whose one-way count (shares[a] of the model fitted to the noisy one-way
+// tables, times nHat) is at least kappa times that one-way table's σ
+// (groups[a].sigma), and always the most frequent value. Post-processing.
+func oneWaySupports(shares [][]float64, nHat, kappa float64, groups []group) [][]bool {
+	support := make([][]bool, len(shares))
+	for a, mo := range shares {
+		support[a] = make([]bool, len(mo))
 		best := 0
 		for v, p := range mo {
 			support[a][v] = p*nHat >= kappa*groups[a].sigma
@@ -768,32 +778,28 @@ func oneWaySupports(m *model.Model, sizes []int, nHat, kappa float64, groups []g
 		}
 		support[a][best] = true
 	}
-	return support, nil
+	return support
 }
 
 // supportRuns returns, per attribute with ordered codes (ordered[a] > 0),
 // its resolved runs of unsupported values (resolvedRuns): a run of m
-// values whose total count in m is at least kappa·σ·√m, the noise of the
-// run's total in its one-way table.
-func supportRuns(m *model.Model, sizes []int, nHat, kappa float64, groups []group, support [][]bool, ordered []int) ([][]int, error) {
+// values whose total count (shares[a] times nHat) is at least κ·σ·√m, the
+// noise of the run's total in its one-way table.
+func supportRuns(shares [][]float64, nHat, kappa float64, groups []group, support [][]bool, ordered []int) [][]int {
 	if ordered == nil {
-		return nil, nil
+		return nil
 	}
-	runs := make([][]int, len(sizes))
-	for a, size := range sizes {
+	runs := make([][]int, len(shares))
+	for a, mo := range shares {
 		if ordered[a] == 0 {
 			continue
-		}
-		mo := make([]float64, size)
-		if err := m.Marginal([]int{a}, mo); err != nil {
-			return nil, err
 		}
 		sigma := groups[a].sigma
 		runs[a] = resolvedRuns(mo, func(v int) bool { return !support[a][v] }, ordered[a], func(total float64, k int) bool {
 			return total*nHat >= kappa*sigma*math.Sqrt(float64(k))
 		})
 	}
-	return runs, nil
+	return runs
 }
 
 // selectIndex runs the exponential mechanism over the candidates in idx
@@ -1169,23 +1175,20 @@ func isSubset(a, b []int) bool {
 const coarseMinValues = 10
 
 // coarseGroups returns, per attribute of more than coarseMinValues values,
-// its values' groups: each value whose fitted one-way share in m is at
-// least share alone, the other values together (nil for an attribute left
+// its values' groups: each value whose fitted one-way share (shares[a],
+// oneWayShares) is at least share alone, the other values together (nil for an attribute left
 // whole: a small one, or one where at most one value would be grouped),
 // except on an attribute whose first ordered[a] codes are ordered by value
 // (valueOrder; nil: none), where a run of consecutive such values whose
 // total share is at least share is a group of its own (resolvedRuns), as
 // on the supports (supportGroups). It reads only the model fitted to the
 // noisy one-way tables: post-processing.
-func coarseGroups(m *model.Model, sizes []int, share float64, ordered []int) [][]int32 {
-	groups := make([][]int32, len(sizes))
-	for a, size := range sizes {
+func coarseGroups(shares [][]float64, share float64, ordered []int) [][]int32 {
+	groups := make([][]int32, len(shares))
+	for a, mo := range shares {
+		size := len(mo)
 		if size <= coarseMinValues {
 			continue
-		}
-		mo := make([]float64, size)
-		if err := m.Marginal([]int{a}, mo); err != nil {
-			continue // a one-way marginal is inside a clique; not reached
 		}
 		g := make([]int32, size)
 		kept := int32(0)

@@ -159,7 +159,11 @@ func TestCoarseGroups(t *testing.T) {
 	}
 	f := fitOneWays(t, sizes, [][]float64{big, {0.2, 0.3, 0.5}, flat})
 	defer f.close()
-	g := coarseGroups(f.cur, sizes, 0.05, nil)
+	shares, err := oneWayShares(f.cur, sizes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := coarseGroups(shares, 0.05, nil)
 	want0 := []int32{0, 2, 2, 1, 2, 2, 2, 2, 2, 2, 2, 2}
 	if !reflect.DeepEqual(g[0], want0) {
 		t.Errorf("groups of the 12-value attribute = %v, want %v", g[0], want0)
@@ -172,7 +176,7 @@ func TestCoarseGroups(t *testing.T) {
 	}
 	// Ordered: the run of values 1–2 (0.04 in all) stays in the pool, the
 	// run 4–11 (0.16) is a group of its own.
-	g = coarseGroups(f.cur, sizes, 0.05, []int{12, 0, 0})
+	g = coarseGroups(shares, 0.05, []int{12, 0, 0})
 	want0 = []int32{0, 2, 2, 1, 3, 3, 3, 3, 3, 3, 3, 3}
 	if !reflect.DeepEqual(g[0], want0) {
 		t.Errorf("groups of the ordered 12-value attribute = %v, want %v", g[0], want0)
@@ -378,10 +382,11 @@ func TestSupportRuns(t *testing.T) {
 	f := fitOneWays(t, sizes, shares)
 	defer f.close()
 	groups := []group{{sigma: 10}, {sigma: 10}}
-	support, err := oneWaySupports(f.cur, sizes, 1000, 3, groups)
+	shares, err := oneWayShares(f.cur, sizes)
 	if err != nil {
 		t.Fatal(err)
 	}
+	support := oneWaySupports(shares, 1000, 3, groups)
 	tests := []struct {
 		ordered []int
 		want    [][]int
@@ -391,15 +396,11 @@ func TestSupportRuns(t *testing.T) {
 		{[]int{0, 0}, [][]int{nil, nil}},
 	}
 	for _, tt := range tests {
-		got, err := supportRuns(f.cur, sizes, 1000, 3, groups, support, tt.ordered)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(got, tt.want) {
+		if got := supportRuns(shares, 1000, 3, groups, support, tt.ordered); !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("supportRuns(ordered %v) = %v, want %v", tt.ordered, got, tt.want)
 		}
 	}
-	if got, _ := supportRuns(f.cur, sizes, 1000, 3, groups, support, nil); got != nil {
+	if got := supportRuns(shares, 1000, 3, groups, support, nil); got != nil {
 		t.Errorf("supportRuns(nil order) = %v, want nil", got)
 	}
 }

@@ -180,8 +180,13 @@ func (s *Project) newRounds(p *Problem, plan *Plan, fit *factoredFit, tabs [][]i
 	r.sens = math.Sqrt(fp.sens2)
 	// The coarse pairs (middle regime) score after the candidates, in the
 	// same slice, so that one draw covers both.
+	shares, err := oneWayShares(fit.cur, sizes)
+	if err != nil {
+		return nil, err
+	}
+	ordered := valueOrder(p.Workload.Domain())
 	if share := coarseShare(fp.rho0 + fp.rhoLeft); share > 0 {
-		r.coarse = coarsePairs(sizes, fp.cands, coarseGroups(fit.cur, sizes, share, valueOrder(p.Workload.Domain())))
+		r.coarse = coarsePairs(sizes, fp.cands, coarseGroups(shares, share, ordered))
 	}
 	r.scoresAll = make([]float64, len(fp.cands)+len(r.coarse))
 	r.upper = make([]float64, len(r.scoresAll))
@@ -202,16 +207,8 @@ func (s *Project) newRounds(p *Problem, plan *Plan, fit *factoredFit, tabs [][]i
 	r.scan = newCandScan(fp.cands, tabs, r.bufs, r.active, scores, fp.weights, nHat)
 	r.trees = newTreeSizes(sizes, len(fp.cands))
 	if kappa := supportSigmas(); kappa > 0 {
-		support, err := oneWaySupports(fit.cur, sizes, nHat, kappa, plan.groups)
-		if err != nil {
-			r.team.Close()
-			return nil, err
-		}
-		runs, err := supportRuns(fit.cur, sizes, nHat, kappa, plan.groups, support, valueOrder(p.Workload.Domain()))
-		if err != nil {
-			r.team.Close()
-			return nil, err
-		}
+		support := oneWaySupports(shares, nHat, kappa, plan.groups)
+		runs := supportRuns(shares, nHat, kappa, plan.groups, support, ordered)
 		r.scan.groups = candidateGroups(sizes, fp.cands, support, runs)
 		// Every grouped candidate's grouping variables are in the grouped
 		// tree from the start, so that it can be scored on them

@@ -1,6 +1,7 @@
 package solvers
 
 import (
+	"iter"
 	"math"
 	"slices"
 )
@@ -75,24 +76,21 @@ func newAttrDigits(sizes []int, support [][]bool, runs [][]int) *attrDigits {
 }
 
 // rareDigits gives the rare values of one attribute their digits from
-// next on: each run of run (run[v] >= 0, a run's index) a digit of its
-// own, the other rare values one digit together. It returns the next
-// digit.
+// next on: each run of run (run[v] >= 0, a run's index, as resolvedRuns
+// numbers them: rising with the codes) a digit of its own, the other rare
+// values one digit together. It returns the next digit.
 func rareDigits(d []int32, rare func(v int) bool, run []int, next int32) int32 {
-	pool := int32(-1)
-	runDigit := map[int]int32{}
+	pool, last, lastDigit := int32(-1), -1, int32(0)
 	for v := range d {
 		if !rare(v) {
 			continue
 		}
 		if run != nil && run[v] >= 0 {
-			dg, ok := runDigit[run[v]]
-			if !ok {
-				dg = next
+			if run[v] != last {
+				last, lastDigit = run[v], next
 				next++
-				runDigit[run[v]] = dg
 			}
-			d[v] = dg
+			d[v] = lastDigit
 			continue
 		}
 		if pool < 0 {
@@ -102,6 +100,28 @@ func rareDigits(d []int32, rare func(v int) bool, run []int, next int32) int32 {
 		d[v] = pool
 	}
 	return next
+}
+
+// codeRuns yields each maximal run [from, to) of consecutive codes below
+// ordered for which low holds (the ordered codes of an attribute,
+// smoothCodes or valueOrder).
+func codeRuns(ordered int, low func(v int) bool) iter.Seq2[int, int] {
+	return func(yield func(int, int) bool) {
+		for v := 0; v < ordered; {
+			if !low(v) {
+				v++
+				continue
+			}
+			end := v
+			for end < ordered && low(end) {
+				end++
+			}
+			if !yield(v, end) {
+				return
+			}
+			v = end
+		}
+	}
 }
 
 // resolvedRuns returns, per value of an attribute, the index of its run
@@ -114,23 +134,18 @@ func resolvedRuns(mass []float64, rare func(v int) bool, ordered int, resolved f
 		run[v] = -1
 	}
 	id := 0
-	for v := 0; v < ordered; {
-		if !rare(v) {
-			v++
+	for from, to := range codeRuns(ordered, rare) {
+		total := 0.0
+		for _, m := range mass[from:to] {
+			total += m
+		}
+		if !resolved(total, to-from) {
 			continue
 		}
-		end, total := v, 0.0
-		for end < ordered && rare(end) {
-			total += mass[end]
-			end++
+		for v := from; v < to; v++ {
+			run[v] = id
 		}
-		if resolved(total, end-v) {
-			for u := v; u < end; u++ {
-				run[u] = id
-			}
-			id++
-		}
-		v = end
+		id++
 	}
 	return run
 }

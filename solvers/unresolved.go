@@ -35,27 +35,20 @@ type unresolved struct {
 func newUnresolved(est, sd []float64, ordered int, kappa float64) *unresolved {
 	u := &unresolved{sd: sd}
 	low := func(v int) bool { return est[v] < kappa*sd[v] }
-	var group []int
-	flush := func() {
-		if len(group) >= 2 {
-			u.groups = append(u.groups, group)
-		}
-		group = nil
-	}
-	for v := range ordered {
-		if low(v) {
-			group = append(group, v)
-		} else {
-			flush()
+	for from, to := range codeRuns(ordered, low) {
+		if to-from >= 2 {
+			u.groups = append(u.groups, seq(from, to))
 		}
 	}
-	flush()
+	var rest []int
 	for v := ordered; v < len(est); v++ {
 		if low(v) {
-			group = append(group, v)
+			rest = append(rest, v)
 		}
 	}
-	flush()
+	if len(rest) >= 2 {
+		u.groups = append(u.groups, rest)
+	}
 	return u
 }
 
@@ -87,4 +80,13 @@ func (u *unresolved) shrink(est []float64) {
 			est[v] = max(mean, 0) + b*(est[v]-mean)
 		}
 	}
+}
+
+// seq returns the codes from, from+1, …, to−1.
+func seq(from, to int) []int {
+	s := make([]int, 0, to-from)
+	for v := from; v < to; v++ {
+		s = append(s, v)
+	}
+	return s
 }
