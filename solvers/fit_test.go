@@ -40,6 +40,45 @@ func TestLSFitSUREBest(t *testing.T) {
 	}
 }
 
+// TestLSFitMomentum: with momentum the fit reaches the loss of a long
+// plain fit in fewer steps than the plain path takes (the small fixture at
+// three budgets; the plain path is the same fit with the cap at 0), and
+// the path's loss never rises.
+func TestLSFitMomentum(t *testing.T) {
+	for _, eps := range []float64{0.05, 0.3, 3} {
+		_, _, plain := newSmallFit(t, eps, 13)
+		plain.momCap = 0
+		plain.start(nil)
+		if err := plain.run(context.Background(), 20000, 1e-12); err != nil {
+			t.Fatal(err)
+		}
+		target := plain.loss + 1e-3*math.Abs(plain.loss)
+		steps := func(cap float64) int {
+			_, _, f := newSmallFit(t, eps, 13)
+			f.momCap = cap
+			f.start(nil)
+			for it := 1; it <= 20000; it++ {
+				prev := f.loss
+				if !f.stepOnce() {
+					return -1
+				}
+				if f.loss > prev {
+					t.Errorf("ε = %g, cap %g: step %d raised the loss from %g to %g", eps, cap, it, prev, f.loss)
+				}
+				if f.loss <= target {
+					return it
+				}
+			}
+			return -1
+		}
+		p, m := steps(0), steps(momentumCap)
+		t.Logf("ε = %g: loss %g reached in %d plain steps, %d with momentum", eps, target, p, m)
+		if m < 0 || (p >= 0 && m >= p) {
+			t.Errorf("ε = %g: loss %g reached in %d steps with momentum, %d without; want fewer with", eps, target, m, p)
+		}
+	}
+}
+
 // TestPathDF: the degrees of freedom SURE reads are the running maximum of
 // the probe's readings, never below 0, so that a reading far too low (the
 // probe's shadow oscillating where the steps overshoot) cannot make a
@@ -130,20 +169,22 @@ func TestSUREProbes(t *testing.T) {
 func TestLSFitArmijoOnMeasurements(t *testing.T) {
 	_, _, f := newSmallFit(t, 0.3, 3)
 	f.start(nil)
+	grad := make([]float64, len(f.theta))
 	for step := range 8 {
 		if !f.stepOnce() {
 			t.Fatalf("step %d not taken", step)
 		}
 		d := f.distribution()
+		f.op.Adjoint(f.res, grad)
 		s := 2 * f.step
-		logZ, z := f.st.Apply(f.th2, f.theta, f.grad, s, f.logZ, f.d2)
+		logZ, z := f.st.Apply(f.th2, f.theta, grad, s, f.logZ, f.d2)
 		f.evaluate(f.d2, z, f.ans2, f.res2)
 		onM, norm := 0.0, 0.0
 		for j, r := range f.res {
 			onM += r * (f.ans[j] - f.ans2[j])
 		}
 		onK := 0.0
-		for i, g := range f.grad {
+		for i, g := range grad {
 			onK += g * (d[i] - z*f.d2[i])
 			norm += math.Abs(g) * (d[i] + z*f.d2[i])
 		}
