@@ -485,7 +485,12 @@ func (s *sureState) record(f *lsFit) {
 // divergence readings are noise (mplsstops, 20,000 rows, ε = 1: r went
 // 0.11, 0.38, 4.0, 57 and 436 in four steps while the loss fell smoothly),
 // and the running maximum (pathDF) ended the fit at twice the error of a
-// converged one. A reading past the bound is such a break.
+// converged one. A reading past the bound is such a break. With momentum
+// (stepOnce) e − b_k follows, per mode, x ← (1 + β − ηλ)·x − β·x_prev,
+// stable while η·λ < 2(1 + β), whose transients can pass the one-step
+// bound a little; the bound is kept as the test. No release of the suite's
+// fourteen explicit tables on either workload (84 releases: seed 1, three
+// ε) was flagged, with momentum or without.
 func (s *sureState) stable(k int, r float64) {
 	if s.it == 0 {
 		s.ratio0[k] = r
