@@ -106,7 +106,7 @@ func newLSFit(op Operator, y, w []float64, team *par.Team) *lsFit {
 	return f
 }
 
-// newIterate is a fit's iterate (log-weights, distribution, gradient,
+// newIterate is a fit's iterate (log-weights, distribution, step direction,
 // answers and residuals) without the trial buffers a line search needs:
 // all that SURE's shadows, which only follow the main fit's steps, hold.
 func newIterate(op Operator, y, w []float64, team *par.Team, sm *vec.Softmax, st *vec.Step) *lsFit {
