@@ -299,3 +299,43 @@ func TestLSFitRestart(t *testing.T) {
 		t.Errorf("the restarted fit's output is not the new fit's")
 	}
 }
+
+// TestSUREPatienceAlongPath: SURE's patience is counted along the path,
+// each step with momentum β as 1/(1 − β) plain steps (replayed here from
+// the steps' momentum counters): the fit stops at the first step whose
+// path since SURE's best passes the patience, which with momentum is fewer
+// steps after the best than the patience itself.
+func TestSUREPatienceAlongPath(t *testing.T) {
+	const patience = 10
+	for _, eps := range []float64{0.05, 0.3, 3} {
+		p, ms, f := newSmallFit(t, eps, 17)
+		f.startFrom(newOneWayStart(p.Workload.Domain(), ms.marginals, ms.nHat).theta)
+		path := []float64{0} // the replayed path after each step
+		f.trace = func(int, float64, []float64) {
+			beta := 0.0
+			if k := f.k - 1; k > 1 { // f.k counts the step just taken
+				beta = min(float64(k-1)/float64(k+2), momentumCap)
+			}
+			path = append(path, path[len(path)-1]+1/(1-beta))
+		}
+		f.useSURE(p.Rand.NormFloat64, 0.01, patience)
+		if err := f.run(context.Background(), 5000, 0); err != nil {
+			t.Fatal(err)
+		}
+		if f.restarts > 0 {
+			t.Fatalf("ε = %g: the fit restarted; the replay assumes one path", eps)
+		}
+		last, best := len(path)-1, f.sure.bestIt
+		t.Logf("ε = %g: best at step %d, stopped at %d, path %.1f since the best", eps, best, last, path[last]-path[best])
+		if got := f.sure.path; math.Abs(got-path[last]) > 1e-9 {
+			t.Errorf("ε = %g: SURE's path %g, replayed %g", eps, got, path[last])
+		}
+		if path[last]-path[best] <= patience || path[last-1]-path[best] > patience {
+			t.Errorf("ε = %g: stopped at step %d with a path of %g since the best (step %d); want the first step past %d",
+				eps, last, path[last]-path[best], best, patience)
+		}
+		if last-best > patience {
+			t.Errorf("ε = %g: %d steps after the best, want fewer than the patience's %d with momentum", eps, last-best, patience+1)
+		}
+	}
+}
