@@ -185,10 +185,9 @@ func (f *lsFit) begin(from func(y, w, theta []float64)) {
 // run takes up to iters accepted steps, stopping early when the relative
 // decrease of the loss over the last 10 steps falls below tol (or, with
 // SURE, when its risk estimate has not improved over a path of patience
-// plain steps: see sureState.exhausted). When
-// SURE's shadows break the bound of stable steps it begins again with a
-// capped step (restart), and iters counts from there. It returns
-// ctx.Err() if cancelled.
+// plain steps: see sureState.exhausted). When SURE's shadows break the
+// bound of stable steps it begins again with a capped step (restart), and
+// iters counts from there. It returns ctx.Err() if cancelled.
 func (f *lsFit) run(ctx context.Context, iters int, tol float64) error {
 	hist := [10]float64{}
 	for it := 0; it < iters; it++ {
