@@ -26,9 +26,9 @@ func ExampleDryRun() {
 	}
 	// Output:
 	// model: explicit
-	// charges: 2, total ε = 1.000000 at δ = 1e-09
-	// the record count: σ = 57.79 counts, 95% ±113.3 counts
-	// each of the 21 order-2 marginals alone, if the table holds more than about 2534 records (the noisy record count decides): σ = 26.61 counts, 95% ±52.2 counts
-	// each of the 7 order-1 and 21 order-2 marginals, if the table holds more than about 84 records and fewer than about 2534: σ = 30.73 counts, 95% ±60.2 counts
-	// each of the 7 order-1 marginals alone, if fewer than about 84: σ = 15.37 counts, 95% ±30.1 counts
+	// charges: 1, total ε = 1.000000 at δ = 1e-09
+	// the record count: σ = 54.95 counts, 95% ±107.7 counts
+	// each of the 21 order-2 marginals alone, if the table holds more than about 2409 records (the noisy record count decides): σ = 25.31 counts, 95% ±49.6 counts
+	// each of the 7 order-1 and 21 order-2 marginals, if the table holds more than about 80 records and fewer than about 2409: σ = 29.23 counts, 95% ±57.3 counts
+	// each of the 7 order-1 marginals alone, if fewer than about 80: σ = 14.61 counts, 95% ±28.6 counts
 }

@@ -81,7 +81,8 @@ func TestDryRunNoise(t *testing.T) {
 	}
 }
 
-// TestDryRunNoiseStaged: under add/remove the explicit plan draws a noisy
+// TestDryRunNoiseStaged: under add/remove, with zCDP accounting, the
+// explicit plan draws a noisy
 // record count, then measures its tables in one charge (solvers/stage.go).
 // The preview lists the count's σ and the tables' σ as the plan states
 // them, each agreeing with its charge's ρ (σ = Δ/√(2ρ), Δ = 1, the tables'
@@ -93,6 +94,7 @@ func TestDryRunNoise(t *testing.T) {
 func TestDryRunNoiseStaged(t *testing.T) {
 	cfg := dryCfg(t)
 	cfg.Neighbours = solvers.AddRemove
+	cfg.Accounting = "zcdp"
 	p, err := DryRun(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -131,6 +133,59 @@ func TestDryRunNoiseStaged(t *testing.T) {
 	}
 	if want := 1 / math.Sqrt(den); math.Abs(p.NEstimateSE-want) > 1e-3*want {
 		t.Errorf("NEstimateSE = %v, want %v", p.NEstimateSE, want)
+	}
+}
+
+// TestDryRunExactAccounting: by default (auto, no lifetime ledger) the
+// staged plan is charged once, at the budget's ε and a δ at most the
+// budget's, by the exact accountant; its σ are those of the zCDP plan
+// shrunk by √gain, the gain the label states, 1.05–1.15 at δ = 10⁻⁹ and
+// ε = 1 (continuous noise would give 1.106). With a lifetime ledger, auto
+// is zCDP.
+func TestDryRunExactAccounting(t *testing.T) {
+	cfg := dryCfg(t)
+	cfg.Neighbours = solvers.AddRemove
+	zc := *cfg
+	zc.Accounting = "zcdp"
+	exact, err := DryRun(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zcdp, err := DryRun(context.Background(), &zc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(exact.Charges) != 1 {
+		t.Fatalf("exact: %d charges, want 1", len(exact.Charges))
+	}
+	c := exact.Charges[0]
+	if c.Rho != nil || c.Epsilon == nil || *c.Epsilon != 1 || c.Delta == nil || *c.Delta > 1e-9 || *c.Delta < 0.9e-9 {
+		t.Errorf("exact charge %+v: want (ε, δ) = (1, at most 1e-9 and near it)", c)
+	}
+	if !strings.Contains(c.Label, solvers.ExactChargePrefix) || !strings.Contains(exact.Budget.Accounting, "exact") {
+		t.Errorf("exact charge %q, accounting %q: want the exact accountant named", c.Label, exact.Budget.Accounting)
+	}
+	if len(exact.Noise) != len(zcdp.Noise) {
+		t.Fatalf("noise lines: %d exact, %d zCDP", len(exact.Noise), len(zcdp.Noise))
+	}
+	gain := zcdp.Noise[0].Sigma * zcdp.Noise[0].Sigma / (exact.Noise[0].Sigma * exact.Noise[0].Sigma)
+	if gain < 1.05 || gain > 1.15 || !strings.Contains(c.Label, fmt.Sprintf("%.4g times the zCDP conversion's", gain)) {
+		t.Errorf("gain %v (label %q): want 1.05–1.15, stated", gain, c.Label)
+	}
+	for i := range exact.Noise {
+		if g := zcdp.Noise[i].Sigma * zcdp.Noise[i].Sigma / (exact.Noise[i].Sigma * exact.Noise[i].Sigma); math.Abs(g-gain) > 1e-3*gain {
+			t.Errorf("noise line %d: σ² ratio %v, want the count's %v", i, g, gain)
+		}
+	}
+	ledger := *cfg
+	ledger.Ledger = "budget.json"
+	if a, err := ledger.accounting(); err != nil || a != solvers.AccountZCDP {
+		t.Errorf("auto with a ledger: accounting() = %v, %v; want zcdp", a, err)
+	}
+	bad := *cfg
+	bad.Accounting = "pld"
+	if _, err := bad.accounting(); err == nil {
+		t.Error("accounting \"pld\": no error")
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"path/filepath"
+	"strings"
 
 	"github.com/dpsynth/synth/eval"
 	"github.com/dpsynth/synth/ingest"
@@ -55,7 +56,11 @@ type Config struct {
 	// add/remove of one privacy unit, the default.
 	Epsilon, Delta float64
 	Conversion     privacy.Conversion
-	Neighbours     solvers.Neighbours
+	// Accounting is "exact", "zcdp", or "auto" ("" too, the default):
+	// exact without a lifetime Ledger, zCDP with one (solvers.Accounting
+	// says why).
+	Accounting string
+	Neighbours solvers.Neighbours
 	// PrivacyUnit names the column that identifies a privacy unit (a
 	// person, an account); "" makes every row its own unit. Each unit keeps
 	// at most MaxRowsPerUnit rows, chosen at random (package contrib), before
@@ -259,11 +264,32 @@ func sameCost(a, b *solvers.Plan) bool {
 
 func accounting(l *privacy.Ledger) string {
 	for _, c := range l.Charges() {
+		if c.Kind == privacy.Approx && strings.Contains(c.Label, solvers.ExactChargePrefix) {
+			return "exact: the privacy-loss distribution of the discrete Gaussians, not zCDP"
+		}
 		if c.Kind == privacy.Approx {
 			return "advanced composition (paper), basic composition across mechanisms"
 		}
 	}
 	return "zCDP, converted to (ε, δ) once"
+}
+
+// accounting returns the solvers' accounting the settings ask for: Accounting
+// "auto" (or "") is exact unless the release spends from a lifetime ledger,
+// whose many releases compose far better in zCDP.
+func (cfg *Config) accounting() (solvers.Accounting, error) {
+	switch cfg.Accounting {
+	case "", "auto":
+		if cfg.Ledger != "" {
+			return solvers.AccountZCDP, nil
+		}
+		return solvers.AccountExact, nil
+	}
+	a, err := solvers.ParseAccounting(cfg.Accounting)
+	if err != nil {
+		return 0, configErrorf("--accounting must be auto, exact or zcdp, got %q", cfg.Accounting)
+	}
+	return a, nil
 }
 
 // check validates the settings that need no file.
@@ -287,6 +313,8 @@ func (cfg *Config) check() error {
 		return cfg.workloadSpec().Check()
 	case cfg.Output.Check() != nil:
 		return cfg.Output.Check()
+	case cfg.Accounting != "" && cfg.Accounting != "auto" && cfg.Accounting != "exact" && cfg.Accounting != "zcdp":
+		return configErrorf("--accounting must be auto, exact or zcdp, got %q", cfg.Accounting)
 	case cfg.Rows < 0:
 		return configErrorf("--rows must be positive, got %d", cfg.Rows)
 	case !(cfg.Holdout >= 0 && cfg.Holdout < 1):

@@ -189,7 +189,11 @@ func (r *runner) plan() error {
 	if r.ledger, err = privacy.NewLedger(budget, &privacy.LedgerSettings{Conversion: cfg.Conversion, Neighbours: cfg.neighbourText()}); err != nil {
 		return &ConfigError{Msg: err.Error()}
 	}
-	r.shape = solvers.Shape{Budget: budget, Conversion: cfg.Conversion, Neighbours: cfg.Neighbours, UnitRows: cfg.unitRows(),
+	acct, err := cfg.accounting()
+	if err != nil {
+		return err
+	}
+	r.shape = solvers.Shape{Budget: budget, Conversion: cfg.Conversion, Accounting: acct, Neighbours: cfg.Neighbours, UnitRows: cfg.unitRows(),
 		Workload: r.wl, MaxModelBytes: cfg.MaxModelBytes}
 	if r.est, err = Route(cfg, dom, r.wl, r.solverName); err != nil {
 		return err

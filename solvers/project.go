@@ -126,6 +126,9 @@ func (s *Project) threshold(def float64) float64 {
 // alone wins on both at ε = 0.1 ("The record count first"). The gate
 // reads the count with no margin, at ν_{R−1} = 1.5 ("The stage decides at
 // the count").
+//
+// Under AccountExact a plan of discrete Gaussians alone is calibrated by its
+// privacy-loss distribution instead (planExact).
 func (s *Project) Plan(sh *Shape) (*Plan, error) {
 	if err := sh.checkUnit(s.Name()); err != nil {
 		return nil, err
@@ -134,6 +137,14 @@ func (s *Project) Plan(sh *Shape) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.exactEligible(sh) {
+		return s.planExact(sh, rho)
+	}
+	return s.planAt(sh, rho)
+}
+
+// planAt is Plan with the plan's zCDP budget ρ given.
+func (s *Project) planAt(sh *Shape, rho float64) (*Plan, error) {
 	w := sh.Workload
 	// n is public only under replace-one: under add/remove the plan must not
 	// read it, so that what is measured (and so every charge and label) is

@@ -82,6 +82,43 @@ func ParseNeighbours(s string) (Neighbours, error) {
 	return 0, fmt.Errorf("unknown neighbouring relation %q (want add-remove or replace-one)", s)
 }
 
+// Accounting says how a plan states its privacy.
+type Accounting int
+
+const (
+	// AccountZCDP: every mechanism's cost in zCDP, composed and converted to
+	// (ε, δ) once (Shape.Conversion). The zero value.
+	AccountZCDP Accounting = iota
+	// AccountExact: a plan made only of exact discrete Gaussians on counts
+	// of sensitivity one (the project solver's explicit marginal plans under
+	// add/remove of one record) is calibrated to the (ε, δ) that its
+	// privacy-loss distribution gives (privacy.StagedGaussian), about 11%
+	// more ρ than the zCDP conversion allows, and is charged as one (ε, δ)
+	// cost. Such a charge composes with others by basic composition, so a
+	// release that spends from a lifetime budget of many releases is better
+	// accounted in zCDP. Other plans are accounted in zCDP.
+	AccountExact
+)
+
+// String returns "zcdp" or "exact".
+func (a Accounting) String() string {
+	if a == AccountExact {
+		return "exact"
+	}
+	return "zcdp"
+}
+
+// ParseAccounting parses "zcdp" or "exact".
+func ParseAccounting(s string) (Accounting, error) {
+	switch s {
+	case "zcdp":
+		return AccountZCDP, nil
+	case "exact":
+		return AccountExact, nil
+	}
+	return 0, fmt.Errorf("unknown accounting %q (want zcdp or exact)", s)
+}
+
 // Setting selects a solver's parameter rules.
 type Setting int
 
@@ -118,6 +155,9 @@ func ParseSetting(s string) (Setting, error) {
 type Shape struct {
 	Budget     privacy.Budget
 	Conversion privacy.Conversion
+	// Accounting is how the plan states its privacy (the zero value:
+	// zCDP).
+	Accounting Accounting
 	Neighbours Neighbours
 	// UnitRows is K, the most records one privacy unit contributes once the
 	// release has bounded each unit (package contrib); 0 means 1, every

@@ -25,6 +25,7 @@ type releaseOptions struct {
 	Epsilon        float64
 	Delta          float64
 	Conversion     string
+	Accounting     string
 	Neighbours     string
 	PrivacyUnit    string
 	MaxRowsPerUnit int
@@ -69,6 +70,7 @@ func (o *releaseOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&o.Epsilon, "epsilon", 0, "privacy budget ε (required)")
 	fs.Float64Var(&o.Delta, "delta", 1e-9, "privacy budget δ")
 	fs.StringVar(&o.Conversion, "conversion", "tight", "zCDP to (ε, δ) conversion: tight (Canonne–Kamath–Steinke) or standard (ρ + 2√(ρ ln 1/δ))")
+	fs.StringVar(&o.Accounting, "accounting", "auto", "how the release states its privacy: exact (a plan of discrete Gaussians alone, the default solver's on marginal workloads under add-remove, is calibrated by its privacy-loss distribution: about 11% more ρ than the zCDP conversion allows, charged as one (ε, δ)), zcdp (every cost in zCDP, converted once), or auto: exact, but zcdp with --ledger, whose releases compose better in zCDP")
 	fs.StringVar(&o.Neighbours, "neighbours", "add-remove", "neighbouring relation: add-remove (one privacy unit added or removed, n private: the default, as in OpenDP, Tumult and private-pgm) or replace-one (one row replaced, n public: the seeds' setting; no --privacy-unit)")
 	fs.StringVar(&o.PrivacyUnit, "privacy-unit", "", "column identifying a privacy unit (a person, an account): the guarantee covers all of a unit's rows, bounded by --max-rows-per-unit; the column is read, never written (default: each row is its own unit)")
 	fs.StringVar(&o.Ledger, "ledger", "", "the table's lifetime budget (a ledger file, or postgres://… with --ledger-name; see synth ledger init): the release reserves its charges there before it reads data, and is refused (exit 77) when they do not fit")
@@ -169,6 +171,7 @@ func (o *releaseOptions) config() (*release.Config, error) {
 	}
 	cfg.PrivacyUnit, cfg.MaxRowsPerUnit = o.PrivacyUnit, o.MaxRowsPerUnit
 	cfg.Ledger, cfg.LedgerName = o.Ledger, o.LedgerName
+	cfg.Accounting = o.Accounting
 	if cfg.Sampling, err = release.ParseSampleMethod(o.Sampling); err != nil {
 		return nil, usagef("--sampling: %v", err)
 	}

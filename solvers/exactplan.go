@@ -1,0 +1,150 @@
+package solvers
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/dpsynth/synth/privacy"
+	"github.com/dpsynth/synth/query"
+)
+
+// exactMaxGain bounds the search for the exact accounting's ρ: at most this
+// multiple of the zCDP conversion's. Continuous Gaussian noise would allow
+// 1.11–1.12 at δ = 10⁻⁹ and ε 0.1–1; larger δ or ε allow less.
+const exactMaxGain = 1.5
+
+// exactSteps is the number of bisection steps on the gain: the ρ found is
+// within a relative (exactMaxGain − 1)·2⁻¹⁶, about 10⁻⁵, of the largest the
+// bound allows.
+const exactSteps = 16
+
+// exactEligible reports whether the plan under sh is made only of exact
+// discrete Gaussians on counts of sensitivity one, and exact accounting was
+// asked for: the explicit tuned plan of a marginal workload under add/remove
+// of one record.
+func (s *Project) exactEligible(sh *Shape) bool {
+	if sh.Accounting != AccountExact || sh.Neighbours != AddRemove || sh.Unit() != 1 ||
+		sh.Model == Factored || s.Setting != Tuned || !(sh.Budget.Delta > 0) || !s.measuresMarginals(sh.Workload) {
+		return false
+	}
+	for _, f := range sh.Workload.Families() {
+		if f.Kind != query.Marginals {
+			return false
+		}
+	}
+	return true
+}
+
+// planExact plans with the largest multiple of rho (the zCDP conversion's
+// budget) whose plan the exact accountant (privacy.StagedGaussian) puts at
+// δ ≤ the budget's δ at its ε, and charges the plan as that one (ε, δ)
+// cost. The plan's structure (what is measured, each table's share) is the
+// zCDP plan's at the larger ρ. When the accountant cannot describe the plan,
+// or finds it no better than zCDP, the zCDP plan stands.
+//
+// Privacy: the charge is the accountant's bound on the whole plan: the
+// staged count and whichever tables it chooses (every branch the count can
+// pick is in the bound), so the release is (ε, δ')-DP with δ' at most the
+// budget's δ. It depends on the public budget and shape only.
+func (s *Project) planExact(sh *Shape, rho float64) (*Plan, error) {
+	eps, delta := sh.Budget.Eps, sh.Budget.Delta
+	best, err := s.planAt(sh, rho)
+	if err != nil {
+		return nil, err
+	}
+	g, ok := stagedGaussian(best)
+	if !ok {
+		return best, nil
+	}
+	bestDelta := g.Delta(eps)
+	if bestDelta > delta {
+		return best, nil
+	}
+	lo, hi := 1.0, exactMaxGain
+	for range exactSteps {
+		mid := (lo + hi) / 2
+		p, err := s.planAt(sh, rho*mid)
+		if err != nil {
+			return nil, err
+		}
+		d := 1.0
+		if g, ok := stagedGaussian(p); ok {
+			d = g.Delta(eps)
+		}
+		if d <= delta {
+			lo, best, bestDelta = mid, p, d
+		} else {
+			hi = mid
+		}
+	}
+	s.chargeExact(best, rho, lo, eps, bestDelta)
+	return best, nil
+}
+
+// chargeExact replaces plan's zCDP charges by one (ε, δ) charge, the exact
+// accountant's, and records the accounting's parameters.
+func (s *Project) chargeExact(plan *Plan, rho, gain, eps, delta float64) {
+	labels := make([]string, len(plan.Charges))
+	for i, c := range plan.Charges {
+		labels[i] = c.Label
+	}
+	plan.Charges = []privacy.Charge{{
+		Label: fmt.Sprintf("%s: %s %s (the σ above are those of ρ = %.6g, %.4g times the zCDP conversion's)",
+			s.Name(), ExactChargePrefix, strings.Join(labels, "; "), rho*gain, gain),
+		Cost: privacy.ApproxCost(eps, delta),
+	}}
+	plan.Params["rho_zcdp_budget"] = rho
+	plan.Params["exact_gain"] = gain
+	plan.Params["exact_delta"] = delta
+}
+
+// ExactChargePrefix starts the label of a charge made by exact accounting
+// (after the solver's name), so that a report can name the accounting.
+const ExactChargePrefix = "exact accounting (the discrete Gaussians' privacy-loss distribution, not zCDP) of"
+
+// stagedGaussian describes plan to the exact accountant: its noisy count
+// (when staged) and every set of tables it may measure. ok is false when
+// the plan holds anything else.
+func stagedGaussian(plan *Plan) (privacy.StagedGaussian, bool) {
+	var g privacy.StagedGaussian
+	st := plan.stage
+	if st == nil {
+		if plan.count != nil {
+			return g, false
+		}
+		b, ok := gaussianBranch(plan.groups)
+		g.Branches = append(g.Branches, b)
+		return g, ok
+	}
+	if len(plan.groups) > 0 || st.count.gauss == nil {
+		return g, false
+	}
+	g.CountSigma = st.count.noise
+	sets := [][]group{st.keep, st.alone}
+	if !math.IsInf(st.upperRecords, 1) {
+		sets = append(sets, st.upper)
+	}
+	for _, gs := range sets {
+		b, ok := gaussianBranch(gs)
+		if !ok {
+			return g, false
+		}
+		g.Branches = append(g.Branches, b)
+	}
+	return g, true
+}
+
+// gaussianBranch describes marginal tables of one σ, each of squared
+// sensitivity one.
+func gaussianBranch(gs []group) (privacy.GaussianBranch, bool) {
+	if len(gs) == 0 {
+		return privacy.GaussianBranch{}, false
+	}
+	for _, g := range gs {
+		if g.attrs == nil || g.sens2 != 1 || g.sigma != gs[0].sigma {
+			return privacy.GaussianBranch{}, false
+		}
+	}
+	return privacy.GaussianBranch{Tables: len(gs), Sigma: gs[0].sigma}, true
+}
