@@ -34,7 +34,10 @@
 // give the per-step parameter that meets a target, erring on the private
 // side. A Ledger holds the budget, records labelled charges and refuses any
 // that would exceed it, so a release can check its whole plan before it
-// reads a record.
+// reads a record. StagedGaussian bounds the exact (ε, δ) of a plan made of
+// discrete Gaussians alone (a count, then sets of tables chosen by it) from
+// its privacy-loss distribution, for plans charged as one (ε, δ) instead of
+// through zCDP.
 //
 // Neighbouring relation: unless a caller states otherwise, two datasets are
 // neighbours when they differ by replacing one record, and n is public.

@@ -187,7 +187,6 @@ func (r *runner) preview() (*Preview, error) {
 		Memory: PreviewMemory{PeakBytes: r.est.PeakBytes, CapBytes: cfg.memoryCap(), Parts: r.est.Parts, Text: r.est.Describe()},
 		Time:   estimateTime(r.timeInputs(guessRecords(cfg.Data, cfg.DataFormat, r.dom))),
 	}
-	p.Budget.Rho = privacyFacts(cfg, r.ledger).Rho
 	// Compose the plan on a ledger of its own, as the solver will.
 	l, err := privacy.NewLedger(privacy.Budget{Eps: cfg.Epsilon, Delta: cfg.Delta}, &privacy.LedgerSettings{Conversion: cfg.Conversion, Neighbours: cfg.neighbourText()})
 	if err != nil {
@@ -196,6 +195,7 @@ func (r *runner) preview() (*Preview, error) {
 	if err := l.Charge(r.plan0.Charges...); err != nil {
 		return nil, err
 	}
+	p.Budget.Rho = privacyFacts(cfg, l).Rho
 	p.Budget.Accounting = accounting(l)
 	spent := l.Spent()
 	p.Total = Total{Epsilon: spent.Eps, Delta: spent.Delta}

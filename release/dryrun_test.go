@@ -165,6 +165,10 @@ func TestDryRunExactAccounting(t *testing.T) {
 	if !strings.Contains(c.Label, solvers.ExactChargePrefix) || !strings.Contains(exact.Budget.Accounting, "exact") {
 		t.Errorf("exact charge %q, accounting %q: want the exact accountant named", c.Label, exact.Budget.Accounting)
 	}
+	if exact.Budget.Rho != 0 || exact.Total.Rho != nil || zcdp.Budget.Rho == 0 {
+		t.Errorf("budget ρ %v, total ρ %v (zCDP's budget ρ %v): the exact plan is not ρ-zCDP at the budget's ρ, so none is stated",
+			exact.Budget.Rho, exact.Total.Rho, zcdp.Budget.Rho)
+	}
 	if len(exact.Noise) != len(zcdp.Noise) {
 		t.Fatalf("noise lines: %d exact, %d zCDP", len(exact.Noise), len(zcdp.Noise))
 	}

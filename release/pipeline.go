@@ -263,15 +263,26 @@ func sameCost(a, b *solvers.Plan) bool {
 }
 
 func accounting(l *privacy.Ledger) string {
+	if exactAccounting(l) {
+		return "exact: the privacy-loss distribution of the discrete Gaussians, not zCDP"
+	}
 	for _, c := range l.Charges() {
-		if c.Kind == privacy.Approx && strings.Contains(c.Label, solvers.ExactChargePrefix) {
-			return "exact: the privacy-loss distribution of the discrete Gaussians, not zCDP"
-		}
 		if c.Kind == privacy.Approx {
 			return "advanced composition (paper), basic composition across mechanisms"
 		}
 	}
 	return "zCDP, converted to (ε, δ) once"
+}
+
+// exactAccounting reports whether the ledger holds a charge made by exact
+// accounting (solvers.AccountExact).
+func exactAccounting(l *privacy.Ledger) bool {
+	for _, c := range l.Charges() {
+		if c.Kind == privacy.Approx && strings.Contains(c.Label, solvers.ExactChargePrefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // accounting returns the solvers' accounting the settings ask for: Accounting

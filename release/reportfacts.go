@@ -10,12 +10,13 @@ import (
 )
 
 // privacyFacts states the release's privacy for the reports: the budget
-// (ε, δ), its ρ under the chosen conversion (0 for a pure budget), the
-// neighbouring relation and the accounting. All public.
+// (ε, δ), its ρ under the chosen conversion (0 for a pure budget, and for
+// exact accounting, whose plan is not ρ-zCDP at that ρ), the neighbouring
+// relation and the accounting. All public.
 func privacyFacts(cfg *Config, ledger *privacy.Ledger) eval.PrivacyInfo {
 	b := privacy.Budget{Eps: cfg.Epsilon, Delta: cfg.Delta}
 	p := eval.PrivacyInfo{Epsilon: cfg.Epsilon, Delta: cfg.Delta, Neighbours: cfg.neighbourText(), Accounting: accounting(ledger)}
-	if b.Delta > 0 {
+	if b.Delta > 0 && !exactAccounting(ledger) {
 		if rho, err := b.Rho(cfg.Conversion); err == nil {
 			p.Rho = rho
 		}

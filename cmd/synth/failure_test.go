@@ -396,6 +396,7 @@ func TestReleaseUsageErrors(t *testing.T) {
 		{"seed", []string{"--marginals", "1", "--epsilon", "1", "--seed", "x"}, "--seed must be a non-negative integer"},
 		{"log format", []string{"--marginals", "1", "--epsilon", "1", "--log-format", "xml"}, "--log-format must be text or json"},
 		{"neighbours", []string{"--marginals", "1", "--epsilon", "1", "--neighbours", "nope"}, "--neighbours must be"},
+		{"accounting", []string{"--marginals", "1", "--epsilon", "1", "--accounting", "pld"}, "--accounting must be auto, exact or zcdp"},
 		{"too many marginals", []string{"--marginals", "9", "--epsilon", "1"}, "--marginals"},
 	}
 	for _, tt := range tests {

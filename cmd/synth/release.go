@@ -171,7 +171,12 @@ func (o *releaseOptions) config() (*release.Config, error) {
 	}
 	cfg.PrivacyUnit, cfg.MaxRowsPerUnit = o.PrivacyUnit, o.MaxRowsPerUnit
 	cfg.Ledger, cfg.LedgerName = o.Ledger, o.LedgerName
-	cfg.Accounting = o.Accounting
+	switch o.Accounting {
+	case "auto", "exact", "zcdp":
+		cfg.Accounting = o.Accounting
+	default:
+		return nil, usagef("--accounting must be auto, exact or zcdp, got %q", o.Accounting)
+	}
 	if cfg.Sampling, err = release.ParseSampleMethod(o.Sampling); err != nil {
 		return nil, usagef("--sampling: %v", err)
 	}

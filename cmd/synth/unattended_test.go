@@ -40,7 +40,7 @@ func TestDryRunBinary(t *testing.T) {
 		t.Fatalf("dry run: %s", r)
 	}
 	for _, w := range []string{"plan (dry run: the data was not read, nothing was written)", "solver: project (tuned)",
-		"model: explicit (auto: the universe has", "estimated peak memory:", "budget: ε = 1, δ = 1e-09 (ρ = ",
+		"model: explicit (auto: the universe has", "estimated peak memory:", "budget: ε = 1, δ = 1e-09; neighbours: ",
 		"charges (1):", "exact accounting (the discrete Gaussians' privacy-loss distribution, not zCDP)", "times the zCDP conversion's", "total: ε = 1 at δ = 1e-09", "time: not estimated", "n is not known before reading", "µs per record",
 		"noise of the measured tables", "the record count: σ = 54.95, ±107.7 counts",
 		"each of the 21 order-2 marginals alone, if the table holds more than about 2409 records (the noisy record count decides): σ = 25.31, ±49.61 counts",
