@@ -217,3 +217,59 @@ func TestTailSumBrackets(t *testing.T) {
 		}
 	}
 }
+
+func TestStagedGaussianCountAndSums(t *testing.T) {
+	// A count, then 4 tables at σ = 4 or 9 tables at σ = 6, chosen by the
+	// count: the bound holds every threshold rule's exact δ (the sums'
+	// laws by convolution) and exceeds the worst by at most the
+	// total-variation terms.
+	const sc, eps = 3.0, 0.6
+	vc := sigma2Down(sc)
+	br := []GaussianBranch{{Tables: 4, Sigma: 4}, {Tables: 9, Sigma: 6}}
+	count := dgPMF(vc, int(14*sc))
+	cn := (len(count) - 1) / 2
+	laws := make([][]float64, len(br))
+	slack := 0.0
+	for i, b := range br {
+		v := sigma2Down(b.Sigma)
+		laws[i] = sumPMF(b.Tables, v, int(14*b.Sigma))
+		slack = max(slack, branchTV(b.Tables, v)*(1+math.Exp(eps+14/sc)))
+	}
+	exact := func(pick func(x int) int) float64 {
+		d := 0.0
+		for i, p := range count {
+			x := i - cn
+			l := (1 - 2*float64(x)) / (2 * vc)
+			b := pick(x)
+			d += p * bruteBranchDelta(laws[b], br[b].Tables, sigma2Down(br[b].Sigma), eps-l)
+		}
+		return d
+	}
+	bound := StagedGaussian{CountSigma: sc, Branches: br}.Delta(eps)
+	worst := 0.0
+	for _, thr := range []int{-100, -2, 0, 3, 100} {
+		for _, flip := range []bool{false, true} {
+			e := exact(func(x int) int {
+				if (x >= thr) != flip {
+					return 1
+				}
+				return 0
+			})
+			worst = max(worst, e)
+			if bound < e*(1-1e-12) {
+				t.Errorf("threshold %d (flip %v): bound %.10g below the release's δ %.10g", thr, flip, bound, e)
+			}
+		}
+	}
+	// The best rule for an adversary picks, at each x, the worse branch:
+	// the bound is that rule's δ up to the total-variation terms.
+	if best := exact(func(x int) int {
+		l := (1 - 2*float64(x)) / (2 * vc)
+		if bruteBranchDelta(laws[1], 9, sigma2Down(6), eps-l) > bruteBranchDelta(laws[0], 4, sigma2Down(4), eps-l) {
+			return 1
+		}
+		return 0
+	}); bound > best+slack+1e-12 || best < worst*(1-1e-12) {
+		t.Errorf("bound %.10g, the worst rule's δ %.10g (+ at most %.3g), thresholds' worst %.10g", bound, best, slack, worst)
+	}
+}
