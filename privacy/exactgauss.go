@@ -77,7 +77,7 @@ func (p StagedGaussian) Delta(eps float64) float64 {
 		return worst(eps)
 	}
 	v := sigma2Down(p.CountSigma)
-	if !(v >= 1) {
+	if !(v >= 1) || v > maxCountVar {
 		return 1
 	}
 	m := int64(math.Ceil(countSDs * math.Sqrt(v)))
@@ -88,15 +88,36 @@ func (p StagedGaussian) Delta(eps float64) float64 {
 	w := max(1, int64(math.Sqrt(v)/countBlocksPerSD))
 	sum := 0.0
 	for lo := -m; lo <= m; lo += w {
-		mass := 0.0
-		for x := lo; x < lo+w && x <= m; x++ {
-			fx := float64(x)
-			mass += math.Exp(-fx * fx / (2 * v))
-		}
-		sum += mass / s * worst(eps-(1-2*float64(lo))/(2*v))
+		sum += blockMass(v, lo, min(lo+w-1, m)) / s * worst(eps-(1-2*float64(lo))/(2*v))
 	}
 	sum += 2 * gaussTailBound(v, m) / s // the count beyond ±m: δ = 1
 	return min(1, sum)
+}
+
+// maxCountVar is the largest count variance Delta sums over (σ_c = 10¹²);
+// beyond it Delta returns 1.
+const maxCountVar = 1e24
+
+// blockMass bounds Σ_{x=a}^{b} exp(−x²/(2v)) from above: term by term for
+// a short block, else as a difference of tailSum's brackets.
+func blockMass(v float64, a, b int64) float64 {
+	if b-a < 256 {
+		mass := 0.0
+		for x := a; x <= b; x++ {
+			fx := float64(x)
+			mass += math.Exp(-fx * fx / (2 * v))
+		}
+		return mass
+	}
+	switch {
+	case a >= 0:
+		_, hi := tailSum(v, float64(a))
+		lo, _ := tailSum(v, float64(b+1))
+		return max(0, hi-lo)
+	case b < 0:
+		return blockMass(v, -b, -a)
+	}
+	return blockMass(v, a, -1) + blockMass(v, 0, b)
 }
 
 // countBlocksPerSD is how many blocks of the count's values a standard

@@ -273,3 +273,26 @@ func TestStagedGaussianCountAndSums(t *testing.T) {
 		t.Errorf("bound %.10g, the worst rule's δ %.10g (+ at most %.3g), thresholds' worst %.10g", bound, best, slack, worst)
 	}
 }
+
+func TestStagedGaussianExtremes(t *testing.T) {
+	// Budgets far below any use still return (a bound of 1 where the sums
+	// cannot be taken), and the block sums bound the term-by-term ones.
+	for _, sc := range []float64{1e9, 1e13, 1e200} {
+		g := StagedGaussian{CountSigma: sc, Branches: []GaussianBranch{{Tables: 10, Sigma: sc}}}
+		if d := g.Delta(1e-30); !(d >= 0 && d <= 1) {
+			t.Errorf("σ %g: Delta = %v", sc, d)
+		}
+	}
+	for _, tc := range []struct {
+		v    float64
+		a, b int64
+	}{{1e8, -30000, 29000}, {1e8, 5000, 9000}, {1e8, -9000, -5000}, {4e6, 100, 2000}} {
+		exact := 0.0
+		for x := tc.a; x <= tc.b; x++ {
+			exact += math.Exp(-float64(x*x) / (2 * tc.v))
+		}
+		if got := blockMass(tc.v, tc.a, tc.b); got < exact*(1-1e-12) || got > exact*1.001 {
+			t.Errorf("blockMass(%g, %d, %d) = %.12g, want %.12g or a little more", tc.v, tc.a, tc.b, got, exact)
+		}
+	}
+}

@@ -10,8 +10,9 @@ import (
 )
 
 // exactMaxGain bounds the search for the exact accounting's ρ: at most this
-// multiple of the zCDP conversion's. Continuous Gaussian noise would allow
-// 1.11–1.12 at δ = 10⁻⁹ and ε 0.1–1; larger δ or ε allow less.
+// multiple of the zCDP conversion's. The bound allows 1.106–1.12 at
+// δ = 10⁻⁹ and ε 1–0.1 (as continuous Gaussian noise would), 1.16 at
+// δ = 10⁻⁶ and ε 0.5, and more at larger δ or smaller ε, up to this cap.
 const exactMaxGain = 1.5
 
 // exactSteps is the number of bisection steps on the gain: the ρ found is
@@ -20,11 +21,12 @@ const exactMaxGain = 1.5
 const exactSteps = 16
 
 // exactEligible reports whether the plan under sh is made only of exact
-// discrete Gaussians on counts of sensitivity one, and exact accounting was
+// discrete Gaussians on counts that move by one, and exact accounting was
 // asked for: the explicit tuned plan of a marginal workload under add/remove
-// of one record.
+// of one record (one cell of each table moves) or replace-one (two cells of
+// each table move, or none).
 func (s *Project) exactEligible(sh *Shape) bool {
-	if sh.Accounting != AccountExact || sh.Neighbours != AddRemove || sh.Unit() != 1 ||
+	if sh.Accounting != AccountExact || sh.Neighbours == AddRemove && sh.Unit() != 1 ||
 		sh.Model == Factored || s.Setting != Tuned || !(sh.Budget.Delta > 0) || !s.measuresMarginals(sh.Workload) {
 		return false
 	}
@@ -46,7 +48,8 @@ func (s *Project) exactEligible(sh *Shape) bool {
 // Privacy: the charge is the accountant's bound on the whole plan: the
 // staged count and whichever tables it chooses (every branch the count can
 // pick is in the bound), so the release is (ε, δ')-DP with δ' at most the
-// budget's δ. It depends on the public budget and shape only.
+// budget's δ. It depends on the public budget and shape only (and on n
+// under replace-one, where n is public).
 func (s *Project) planExact(sh *Shape, rho float64) (*Plan, error) {
 	eps, delta := sh.Budget.Eps, sh.Budget.Delta
 	best, err := s.planAt(sh, rho)
@@ -78,21 +81,24 @@ func (s *Project) planExact(sh *Shape, rho float64) (*Plan, error) {
 			hi = mid
 		}
 	}
-	s.chargeExact(best, rho, lo, eps, bestDelta)
+	s.chargeExact(best, rho, lo, eps, bestDelta, delta)
 	return best, nil
 }
 
-// chargeExact replaces plan's zCDP charges by one (ε, δ) charge, the exact
-// accountant's, and records the accounting's parameters.
-func (s *Project) chargeExact(plan *Plan, rho, gain, eps, delta float64) {
+// chargeExact replaces plan's zCDP charges by one (ε, δ) charge at the
+// budget's (ε, δ), which the exact accountant's bound delta is at most,
+// and records the accounting's parameters. Charging the budget's δ rather
+// than the bound keeps the charge the same for the plans made before and
+// after n is known under replace-one, whose tables may differ.
+func (s *Project) chargeExact(plan *Plan, rho, gain, eps, delta, budgetDelta float64) {
 	labels := make([]string, len(plan.Charges))
 	for i, c := range plan.Charges {
 		labels[i] = c.Label
 	}
 	plan.Charges = []privacy.Charge{{
-		Label: fmt.Sprintf("%s: %s %s (the σ above are those of ρ = %.6g, %.4g times the zCDP conversion's)",
-			s.Name(), ExactChargePrefix, strings.Join(labels, "; "), rho*gain, gain),
-		Cost: privacy.ApproxCost(eps, delta),
+		Label: fmt.Sprintf("%s: %s %s (the σ above are those of ρ = %.6g, %.4g times the zCDP conversion's; δ at most %.4g)",
+			s.Name(), ExactChargePrefix, strings.Join(labels, "; "), rho*gain, gain, delta),
+		Cost: privacy.ApproxCost(eps, budgetDelta),
 	}}
 	plan.Params["rho_zcdp_budget"] = rho
 	plan.Params["exact_gain"] = gain
@@ -135,16 +141,20 @@ func stagedGaussian(plan *Plan) (privacy.StagedGaussian, bool) {
 	return g, true
 }
 
-// gaussianBranch describes marginal tables of one σ, each of squared
-// sensitivity one.
+// gaussianBranch describes marginal tables of one σ whose neighbours differ
+// by one in sens2 cells each (sens2 = 1 under add/remove of one record, 2
+// under replace-one): the accountant's counts are the tables' changed cells.
+// A record replaced within one cell changes none, which the bound covers:
+// leaving a table's draws out never raises δ.
 func gaussianBranch(gs []group) (privacy.GaussianBranch, bool) {
 	if len(gs) == 0 {
 		return privacy.GaussianBranch{}, false
 	}
+	cells := gs[0].sens2
 	for _, g := range gs {
-		if g.attrs == nil || g.sens2 != 1 || g.sigma != gs[0].sigma {
+		if g.attrs == nil || g.sens2 != cells || (cells != 1 && cells != 2) || g.sigma != gs[0].sigma {
 			return privacy.GaussianBranch{}, false
 		}
 	}
-	return privacy.GaussianBranch{Tables: len(gs), Sigma: gs[0].sigma}, true
+	return privacy.GaussianBranch{Tables: len(gs) * int(cells), Sigma: gs[0].sigma}, true
 }
