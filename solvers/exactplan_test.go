@@ -52,6 +52,13 @@ func TestPlanExact(t *testing.T) {
 		if want := zc.stage.count.noise / math.Sqrt(gain); !relClose(g.CountSigma, want, 1e-9) {
 			t.Errorf("%v: count σ %v, want the zCDP plan's / √gain = %v", b, g.CountSigma, want)
 		}
+		again, err := s.Plan(sh) // the remembered gain, checked again
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again.Params["exact_gain"] != gain || again.stage.count.noise != ex.stage.count.noise || again.Charges[0] != ex.Charges[0] {
+			t.Errorf("%v: planned again: gain %v, count σ %v; want %v, %v", b, again.Params["exact_gain"], again.stage.count.noise, gain, ex.stage.count.noise)
+		}
 		more, err := s.planAt(sh, rho*gain*(1+2e-4))
 		if err != nil {
 			t.Fatal(err)

@@ -90,8 +90,8 @@ const (
 	// (ε, δ) once (Shape.Conversion). The zero value.
 	AccountZCDP Accounting = iota
 	// AccountExact: a plan made only of exact discrete Gaussians on counts
-	// of sensitivity one (the project solver's explicit marginal plans under
-	// add/remove of one record) is calibrated to the (ε, δ) that its
+	// that move by one (the project solver's explicit marginal plans under
+	// add/remove of one record or replace-one) is calibrated to the (ε, δ) that its
 	// privacy-loss distribution gives (privacy.StagedGaussian), about 11%
 	// more ρ than the zCDP conversion allows, and is charged as one (ε, δ)
 	// cost. Such a charge composes with others by basic composition, so a
