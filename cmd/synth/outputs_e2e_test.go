@@ -208,8 +208,11 @@ func TestReleaseParquetBinsEndToEnd(t *testing.T) {
 	if err := json.Unmarshal(rb, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Budget == nil || rep.Budget.Epsilon != 1 || rep.Budget.Delta != 1e-9 || !(rep.Budget.Rho > 0) || !strings.Contains(rep.Budget.Neighbours, "add or remove one privacy unit (one row)") {
-		t.Errorf("report budget %+v, want ε 1, δ 1e-9, ρ > 0, add/remove of one row", rep.Budget)
+	// Exact accounting (the default here): no ρ, as the plan is not ρ-zCDP
+	// at the budget's ρ.
+	if rep.Budget == nil || rep.Budget.Epsilon != 1 || rep.Budget.Delta != 1e-9 || rep.Budget.Rho != 0 ||
+		!strings.Contains(rep.Budget.Accounting, "exact") || !strings.Contains(rep.Budget.Neighbours, "add or remove one privacy unit (one row)") {
+		t.Errorf("report budget %+v, want ε 1, δ 1e-9, no ρ, exact accounting, add/remove of one row", rep.Budget)
 	}
 	if len(rep.SolverParams) < 2 || rep.SolverParams[0] != (eval.Param{Name: "setting", Value: "tuned"}) {
 		t.Errorf("report solver parameters %v, want the setting and the plan's parameters", rep.SolverParams)
@@ -224,16 +227,20 @@ func TestReleaseParquetBinsEndToEnd(t *testing.T) {
 		t.Error("no query label with occupation=<null>")
 	}
 	html, _ := os.ReadFile(filepath.Join(out, release.ReportHTMLFile))
-	for _, s := range []string{"ρ = ", "Legend", "Drill-down", "One-way distributions", "Baseline for comparison", "&lt;null&gt;"} {
+	if bytes.Contains(html, []byte("ρ = ")) {
+		t.Error("report.html states a ρ under exact accounting")
+	}
+	for _, s := range []string{"accounting: exact", "Legend", "Drill-down", "One-way distributions", "Baseline for comparison", "&lt;null&gt;"} {
 		if !bytes.Contains(html, []byte(s)) {
 			t.Errorf("report.html lacks %q", s)
 		}
 	}
 
-	// The public report states the privacy and the solver, nothing else.
+	// The public report states the privacy and the solver, nothing else
+	// (zCDP accounting here, which states its ρ).
 	pub := filepath.Join(t.TempDir(), "pub")
 	r = runBinary(t, "", "release", "--data", data, "--domain", domain, "--marginals", "2",
-		"--epsilon", "1", "--seed", "3", "--public-report", "--out", pub, "--quiet")
+		"--epsilon", "1", "--seed", "3", "--accounting", "zcdp", "--public-report", "--out", pub, "--quiet")
 	if r.code != ExitOK {
 		t.Fatalf("public release: %s", r)
 	}
