@@ -97,19 +97,31 @@ type EstimatePart struct {
 }
 
 // MemoryError refuses a release whose estimated memory is over a cap,
-// before the data is read (CLI exit code 78).
+// before the data is read (CLI exit code 78), or, when Spent, after the
+// solve and before any row is drawn or written.
 type MemoryError struct {
 	What string // what is over its cap
 	Need uint64
 	Cap  uint64
 	Flag string // the flag that sets the cap
 	Hint string
+	// Spent: the data was read and the budget spent (a cap that depends on
+	// a noisy output, such as the default row count n̂).
+	Spent bool
 }
 
 func (e *MemoryError) Error() string {
-	return fmt.Sprintf("%s needs about %s, over %s of %s; nothing was read. Hint: %s",
-		e.What, fmtBytes(e.Need), e.Flag, fmtBytes(e.Cap), e.Hint)
+	state := "nothing was read"
+	if e.Spent {
+		state = "the data was read and the budget spent, nothing was written"
+	}
+	return fmt.Sprintf("%s needs about %s, over %s of %s; %s. Hint: %s",
+		e.What, fmtBytes(e.Need), e.Flag, fmtBytes(e.Cap), state, e.Hint)
 }
+
+// rowBytes is the explicit model's memory per synthetic row while the rows
+// are drawn: each row's cell (uint32) is held until written.
+const rowBytes = 4
 
 func fmtBytes(b uint64) string { return universe.FormatBytes(new(big.Int).SetUint64(b)) }
 
@@ -258,6 +270,12 @@ func (e *Estimate) check(cfg *Config) error {
 	if e.PeakBytes > cfg.memoryCap() {
 		return &MemoryError{What: "the release (" + e.Model.String() + " model)", Need: e.PeakBytes, Cap: cfg.memoryCap(), Flag: "--memory-cap",
 			Hint: "lower --max-model-size, coarsen or drop attributes, or ask for fewer marginals"}
+	}
+	// The explicit model holds its rows while it draws them (the default
+	// number, n̂, is checked once drawn: runner.checkRowsMemory).
+	if need := e.PeakBytes + satMul(float64(cfg.Rows), rowBytes); e.Model == solvers.Explicit && cfg.Rows > 0 && need > cfg.memoryCap() {
+		return &MemoryError{What: fmt.Sprintf("drawing %d synthetic rows on the explicit model", cfg.Rows), Need: need, Cap: cfg.memoryCap(),
+			Flag: "--memory-cap", Hint: "give fewer --rows"}
 	}
 	return nil
 }

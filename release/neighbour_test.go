@@ -299,3 +299,46 @@ func TestSpentNeverAboveBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestRowsMemoryRefused: the explicit model holds its rows while it draws
+// them, so rows that would take the release over its memory cap are
+// refused: --rows before anything is read, and the default, the noisy
+// record count n̂ (far above n at a tiny budget when its noise is
+// positive), after the solve and before any row is written. Of ten seeds
+// at ε = 1e-30 (n̂'s standard error is in the billions) about half draw a
+// positive noise; the test needs one, and a seed that draws a negative one
+// (n̂ = 1) to release normally.
+func TestRowsMemoryRefused(t *testing.T) {
+	dir := t.TempDir()
+	data, dom := writeNbFiles(t, dir, nbRows(50, 2))
+	const capB = 64 << 20
+	var me *MemoryError
+	_, err := Run(context.Background(), &Config{Data: data, Domain: dom, Epsilon: 1, Delta: 1e-9, Marginals: 2,
+		Rows: 1 << 30, MemoryCap: capB, Out: filepath.Join(dir, "out-rows")}, nil)
+	if !errors.As(err, &me) || me.Spent || !strings.Contains(err.Error(), "nothing was read") {
+		t.Errorf("--rows 2^30 under a 64 MiB cap: %v, want a memory refusal before reading", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out-rows")); err == nil {
+		t.Error("--rows refused, but the output folder exists")
+	}
+	refused, released := 0, 0
+	for seed := uint64(1); seed <= 10; seed++ {
+		out := filepath.Join(dir, fmt.Sprintf("out-%d", seed))
+		_, err := Run(context.Background(), &Config{Data: data, Domain: dom, Epsilon: 1e-30, Delta: 1e-9, Marginals: 2,
+			MemoryCap: capB, Out: out, Seed: &seed}, nil)
+		switch {
+		case err == nil:
+			released++
+		case errors.As(err, &me) && me.Spent && strings.Contains(err.Error(), "noisy record count"):
+			refused++
+			if _, err := os.Stat(filepath.Join(out, ManifestFile)); err == nil {
+				t.Errorf("seed %d: refused, but a manifest was written", seed)
+			}
+		default:
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+	}
+	if refused == 0 || released == 0 {
+		t.Errorf("ten seeds: %d refused, %d released; want some of each", refused, released)
+	}
+}

@@ -498,6 +498,28 @@ func (r *runner) solve() error {
 	if r.est.Model == solvers.Explicit && r.rows > math.MaxUint32 {
 		return configErrorf("--rows %d: at most %d rows per release on the explicit model", r.rows, uint64(math.MaxUint32))
 	}
+	return r.checkRowsMemory()
+}
+
+// checkRowsMemory refuses an explicit release whose rows, held while drawn,
+// would take its estimate over the memory cap: a --rows too large, or the
+// default, the noisy record count n̂, which a small budget can put far
+// above n (its comparison with the cap is post-processing). The factored
+// model streams its rows.
+func (r *runner) checkRowsMemory() error {
+	if r.est.Model != solvers.Explicit {
+		return nil
+	}
+	need := r.est.PeakBytes + satMul(float64(r.rows), rowBytes)
+	if capB := r.cfg.memoryCap(); need > capB {
+		hint := "give fewer --rows"
+		if r.cfg.Rows == 0 {
+			hint = fmt.Sprintf("the default is the noisy record count n̂ = %d (standard error %.3g), far above what this budget resolves; give --rows",
+				r.rows, r.res.Plan.Params["n_estimate_se"])
+		}
+		return &MemoryError{What: fmt.Sprintf("drawing %d synthetic rows on the explicit model", r.rows), Need: need, Cap: capB,
+			Flag: "--memory-cap", Hint: hint, Spent: true}
+	}
 	return nil
 }
 

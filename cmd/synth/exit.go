@@ -26,7 +26,7 @@ const (
 	ExitIO       = 74 // an I/O error while reading or writing
 	ExitSource   = 69 // a data source (database) is unavailable or a query failed
 	ExitBudget   = 77 // the privacy budget does not cover the requested release
-	ExitMemory   = 78 // the release's estimated memory is over its cap (nothing was read)
+	ExitMemory   = 78 // the release's estimated memory is over its cap (nothing was read; or, when the default row count, the noisy n̂, is what is over it, the budget was spent and nothing was written)
 	ExitCanceled = 130
 )
 
