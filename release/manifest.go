@@ -105,15 +105,16 @@ type PrivacyInfo struct {
 	// and K, the most rows one unit contributes (absent in manifests written
 	// before it was recorded: one row).
 	Unit *UnitInfo `json:"unit,omitempty"`
-	// Accounting names the composition: "zCDP" or the seeds' "advanced
-	// composition (paper)".
+	// Accounting names the composition: zCDP, the exact privacy-loss
+	// distribution of a plan of discrete Gaussians (no ρ is stated then), or
+	// the seeds' "advanced composition (paper)".
 	Accounting string `json:"accounting"`
 	// Budget is what the user asked for.
 	Budget Budget `json:"budget"`
 	// Charges lists every mechanism run, in order.
 	Charges []Charge `json:"charges"`
-	// Total is the composed cost: ρ (zCDP; absent for the paper
-	// accounting) and its (ε, δ) conversion.
+	// Total is the composed cost: ρ (zCDP; absent for the paper and the
+	// exact accounting) and its (ε, δ) conversion.
 	Total Total `json:"total"`
 }
 
