@@ -55,6 +55,43 @@ func bruteBranchDelta(y []float64, m int, v, t float64) float64 {
 	return d
 }
 
+// stagedRelease is a count at σ_c then one of branches chosen by a rule on
+// the count's noise, each branch's noise sum with a law computed by
+// convolution: exact returns the release's δ(ε) by direct summation.
+type stagedRelease struct {
+	vc    float64
+	count []float64 // the count's noise, centred
+	br    []GaussianBranch
+	laws  [][]float64 // each branch's noise sum, centred
+}
+
+func newStagedRelease(sc float64, br []GaussianBranch) *stagedRelease {
+	r := &stagedRelease{vc: sigma2Down(sc), br: br}
+	r.count = dgPMF(r.vc, int(14*sc))
+	for _, b := range br {
+		r.laws = append(r.laws, sumPMF(b.Tables, sigma2Down(b.Sigma), int(14*b.Sigma)))
+	}
+	return r
+}
+
+// loss is the count's privacy loss at noise x.
+func (r *stagedRelease) loss(x int) float64 { return (1 - 2*float64(x)) / (2 * r.vc) }
+
+// branchDelta is branch b's δ at t.
+func (r *stagedRelease) branchDelta(b int, t float64) float64 {
+	return bruteBranchDelta(r.laws[b], r.br[b].Tables, sigma2Down(r.br[b].Sigma), t)
+}
+
+func (r *stagedRelease) exact(eps float64, pick func(x int) int) float64 {
+	cn := (len(r.count) - 1) / 2
+	d := 0.0
+	for i, p := range r.count {
+		x := i - cn
+		d += p * r.branchDelta(pick(x), eps-r.loss(x))
+	}
+	return d
+}
+
 func TestStagedGaussianOneBranchExact(t *testing.T) {
 	// With one table and no count the bound is the discrete Gaussian's own
 	// δ (CKS Theorem 7), computed here by direct summation.
@@ -117,24 +154,8 @@ func TestStagedGaussianCountAndBranches(t *testing.T) {
 	// threshold: the bound is at least every such release's exact δ, and
 	// equals the composition when the branches coincide.
 	const sc, eps = 2.5, 0.4
-	vc := sigma2Down(sc)
 	br := []GaussianBranch{{Tables: 1, Sigma: 3}, {Tables: 1, Sigma: 2.2}}
-	count := dgPMF(vc, int(14*sc))
-	cn := (len(count) - 1) / 2
-	laws := make([][]float64, len(br))
-	for i, b := range br {
-		laws[i] = dgPMF(sigma2Down(b.Sigma), int(14*b.Sigma))
-	}
-	exact := func(pick func(x int) int) float64 {
-		d := 0.0
-		for i, p := range count {
-			x := i - cn
-			l := (1 - 2*float64(x)) / (2 * vc)
-			b := pick(x)
-			d += p * bruteBranchDelta(laws[b], 1, sigma2Down(br[b].Sigma), eps-l)
-		}
-		return d
-	}
+	r := newStagedRelease(sc, br)
 	bound := StagedGaussian{CountSigma: sc, Branches: br}.Delta(eps)
 	for _, thr := range []int{-100, -3, 0, 2, 100} {
 		for _, flip := range []bool{false, true} {
@@ -144,13 +165,13 @@ func TestStagedGaussianCountAndBranches(t *testing.T) {
 				}
 				return 0
 			}
-			if e := exact(pick); bound < e*(1-1e-12) {
+			if e := r.exact(eps, pick); bound < e*(1-1e-12) {
 				t.Errorf("threshold %d (flip %v): bound %.10g below the release's δ %.10g", thr, flip, bound, e)
 			}
 		}
 	}
 	one := StagedGaussian{CountSigma: sc, Branches: br[1:]}.Delta(eps)
-	if e := exact(func(int) int { return 1 }); math.Abs(one-e) > 1e-9*e {
+	if e := r.exact(eps, func(int) int { return 1 }); math.Abs(one-e) > 1e-9*e {
 		t.Errorf("one branch: Delta = %.12g, want the composition's %.12g", one, e)
 	}
 }
@@ -224,32 +245,17 @@ func TestStagedGaussianCountAndSums(t *testing.T) {
 	// laws by convolution) and exceeds the worst by at most the
 	// total-variation terms.
 	const sc, eps = 3.0, 0.6
-	vc := sigma2Down(sc)
 	br := []GaussianBranch{{Tables: 4, Sigma: 4}, {Tables: 9, Sigma: 6}}
-	count := dgPMF(vc, int(14*sc))
-	cn := (len(count) - 1) / 2
-	laws := make([][]float64, len(br))
+	r := newStagedRelease(sc, br)
 	slack := 0.0
-	for i, b := range br {
-		v := sigma2Down(b.Sigma)
-		laws[i] = sumPMF(b.Tables, v, int(14*b.Sigma))
-		slack = max(slack, branchTV(b.Tables, v)*(1+math.Exp(eps+14/sc)))
-	}
-	exact := func(pick func(x int) int) float64 {
-		d := 0.0
-		for i, p := range count {
-			x := i - cn
-			l := (1 - 2*float64(x)) / (2 * vc)
-			b := pick(x)
-			d += p * bruteBranchDelta(laws[b], br[b].Tables, sigma2Down(br[b].Sigma), eps-l)
-		}
-		return d
+	for _, b := range br {
+		slack = max(slack, branchTV(b.Tables, sigma2Down(b.Sigma))*(1+math.Exp(eps+14/sc)))
 	}
 	bound := StagedGaussian{CountSigma: sc, Branches: br}.Delta(eps)
 	worst := 0.0
 	for _, thr := range []int{-100, -2, 0, 3, 100} {
 		for _, flip := range []bool{false, true} {
-			e := exact(func(x int) int {
+			e := r.exact(eps, func(x int) int {
 				if (x >= thr) != flip {
 					return 1
 				}
@@ -263,9 +269,8 @@ func TestStagedGaussianCountAndSums(t *testing.T) {
 	}
 	// The best rule for an adversary picks, at each x, the worse branch:
 	// the bound is that rule's δ up to the total-variation terms.
-	if best := exact(func(x int) int {
-		l := (1 - 2*float64(x)) / (2 * vc)
-		if bruteBranchDelta(laws[1], 9, sigma2Down(6), eps-l) > bruteBranchDelta(laws[0], 4, sigma2Down(4), eps-l) {
+	if best := r.exact(eps, func(x int) int {
+		if r.branchDelta(1, eps-r.loss(x)) > r.branchDelta(0, eps-r.loss(x)) {
 			return 1
 		}
 		return 0
