@@ -40,6 +40,9 @@ type Config struct {
 	// Model is every release's --model: "auto" (default), "explicit" or
 	// "factored". The results' model column says which model each run used.
 	Model string
+	// Accounting is every release's --accounting: "auto" (default),
+	// "exact" or "zcdp". The results' accounting column records it.
+	Accounting string
 	// Timeout limits each run (default 30 minutes).
 	Timeout time.Duration
 	// Out is the output folder (required).
@@ -74,11 +77,13 @@ type Point struct {
 	Setting    string
 	Neighbours string
 	// Model is the release's --model (auto, explicit or factored).
-	Model   string
-	Epsilon float64
-	Delta   float64
-	Seed    uint64
-	Holdout float64
+	Model string
+	// Accounting is the release's --accounting (auto, exact or zcdp).
+	Accounting string
+	Epsilon    float64
+	Delta      float64
+	Seed       uint64
+	Holdout    float64
 }
 
 // Key identifies the point in results.csv (for --resume).
@@ -122,11 +127,16 @@ func (cfg *Config) withDefaults() (*Config, error) {
 	if c.Model == "" {
 		c.Model = "auto"
 	}
+	if c.Accounting == "" {
+		c.Accounting = "auto"
+	}
 	switch {
 	case c.Neighbours != "replace-one" && c.Neighbours != "add-remove":
 		return nil, configErrorf("--neighbours must be replace-one or add-remove, got %q", c.Neighbours)
 	case c.Model != "auto" && c.Model != "explicit" && c.Model != "factored":
 		return nil, configErrorf("--model must be auto, explicit or factored, got %q", c.Model)
+	case c.Accounting != "auto" && c.Accounting != "exact" && c.Accounting != "zcdp":
+		return nil, configErrorf("--accounting must be auto, exact or zcdp, got %q", c.Accounting)
 	case c.Seeds < 0:
 		return nil, configErrorf("--seeds must be positive, got %d", c.Seeds)
 	case c.Delta < 0 || c.Delta >= 1 || math.IsNaN(c.Delta):
@@ -206,7 +216,7 @@ func Grid(cfg *Config) ([]Point, error) {
 				for _, st := range c.Settings {
 					for seed := 1; seed <= seeds; seed++ {
 						pts = append(pts, Point{Protocol: p, Solver: s, Setting: st, Neighbours: c.Neighbours, Model: c.Model,
-							Epsilon: e, Delta: delta, Seed: uint64(seed), Holdout: c.Holdout})
+							Accounting: c.Accounting, Epsilon: e, Delta: delta, Seed: uint64(seed), Holdout: c.Holdout})
 					}
 				}
 			}

@@ -65,6 +65,9 @@ type Result struct {
 	// (report.json's time_estimate), to compare with Seconds. NaN when
 	// unknown.
 	ReadSeconds, SolveSeconds, WriteSeconds, EstimateSeconds float64
+	// Accounting is the release's --accounting: "auto", "exact" or "zcdp"
+	// (empty: a file written before it was recorded, where it was auto).
+	Accounting string
 }
 
 // OK reports whether the run succeeded.
@@ -85,7 +88,7 @@ func newResult(pt *Point, sh *Shape) *Result {
 	return &Result{
 		Protocol: pt.Protocol.Name, Dataset: pt.Protocol.Dataset, Workload: pt.Protocol.WorkloadName(),
 		Universe: universeCells(sh), Queries: int64(sh.M),
-		Solver: pt.Solver, Setting: pt.Setting, Neighbours: pt.Neighbours,
+		Solver: pt.Solver, Setting: pt.Setting, Neighbours: pt.Neighbours, Accounting: pt.Accounting,
 		Epsilon: pt.Epsilon, Delta: pt.Delta, Seed: pt.Seed, Holdout: pt.Holdout,
 		Records: -1, Rows: -1,
 		MaxError: nan, MeanError: nan, RMSE: nan, P95Error: nan,
@@ -209,6 +212,7 @@ var columns = []column{
 	floatCol("solve_seconds", func(r *Result) *float64 { return &r.SolveSeconds }),
 	floatCol("write_seconds", func(r *Result) *float64 { return &r.WriteSeconds }),
 	floatCol("estimate_seconds", func(r *Result) *float64 { return &r.EstimateSeconds }),
+	strCol("accounting", func(r *Result) *string { return &r.Accounting }),
 }
 
 // legacyColumns is the number of columns of the first results schema

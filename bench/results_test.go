@@ -64,7 +64,7 @@ func TestResultsRoundTrip(t *testing.T) {
 	}
 	// The failed run's unknown measures are empty fields.
 	last := strings.Split(strings.TrimSpace(b.String()), "\n")[len(rs)]
-	if !strings.Contains(last, ",,,,") || !strings.HasSuffix(last, ",1800,,,,timeout after 30m0s,,,,,,,,") {
+	if !strings.Contains(last, ",,,,") || !strings.HasSuffix(last, ",1800,,,,timeout after 30m0s,,,,,,,,,") {
 		t.Errorf("failed row = %q, want empty measures", last)
 	}
 }

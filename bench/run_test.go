@@ -79,7 +79,7 @@ var wantHeader = []string{
 	"population_max_error", "population_mean_error", "epsilon_spent", "iterations", "trace_iterations",
 	"seconds", "release_seconds", "cpu_seconds", "peak_rss_mib", "status",
 	"mean_marginal_l1", "model", "kept_max_error", "kept_mean_marginal_l1",
-	"read_seconds", "solve_seconds", "write_seconds", "estimate_seconds",
+	"read_seconds", "solve_seconds", "write_seconds", "estimate_seconds", "accounting",
 }
 
 // TestRunTiny runs the tiny grid end to end and checks the outputs.

@@ -271,6 +271,9 @@ func runOne(ctx context.Context, exe string, pt *Point, data, domain string, sh 
 	if pt.Model != "" && pt.Model != "auto" {
 		args = append(args, "--model", pt.Model)
 	}
+	if pt.Accounting != "" && pt.Accounting != "auto" {
+		args = append(args, "--accounting", pt.Accounting)
+	}
 	if p.UnitRows > 0 {
 		args = append(args, "--privacy-unit", EventsUnit, "--max-rows-per-unit", strconv.Itoa(p.UnitRows))
 	} else if p.Events > 0 {

@@ -27,6 +27,7 @@ type benchOptions struct {
 	Holdout    float64
 	Neighbours string
 	Model      string
+	Accounting string
 	Timeout    time.Duration
 	Out        string
 	DryRun     bool
@@ -44,6 +45,7 @@ func (o *benchOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&o.Delta, "delta", 0, "δ, replacing each protocol's (1e-9)")
 	fs.Float64Var(&o.Holdout, "holdout", 0, "hold out this fraction of records in each release to estimate the population error")
 	fs.StringVar(&o.Neighbours, "neighbours", "add-remove", "neighbouring relation of every release: add-remove (the default, AIM's and MST's) or replace-one")
+	fs.StringVar(&o.Accounting, "accounting", "auto", "accounting of every release: auto, exact or zcdp, as synth release (the results' accounting column records it; use a new --out per accounting)")
 	fs.StringVar(&o.Model, "model", "auto", "model of every release: auto, explicit or factored (the results' model column says which ran; use a new --out per model)")
 	fs.DurationVar(&o.Timeout, "timeout", bench.DefaultTimeout, "time limit of each run")
 	fs.StringVar(&o.Out, "out", "bench-out", "output folder: results.csv, summary.md and the SVG plots")
@@ -100,7 +102,7 @@ Examples:
 func (o *benchOptions) config(e *env) *bench.Config {
 	cfg := &bench.Config{
 		Protocols: o.Protocols, Solvers: o.Solvers, Settings: o.Settings, Epsilons: o.Eps,
-		Seeds: o.Seeds, Delta: o.Delta, Holdout: o.Holdout, Neighbours: o.Neighbours, Model: o.Model, Timeout: o.Timeout,
+		Seeds: o.Seeds, Delta: o.Delta, Holdout: o.Holdout, Neighbours: o.Neighbours, Model: o.Model, Accounting: o.Accounting, Timeout: o.Timeout,
 		Out: o.Out, Resume: o.Resume, Force: o.Force,
 		Command: "synth " + strings.Join(os.Args[1:], " "),
 	}
