@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"github.com/dpsynth/synth/release"
 	"io"
 	"math"
 	"slices"
@@ -135,8 +136,8 @@ func (cfg *Config) withDefaults() (*Config, error) {
 		return nil, configErrorf("--neighbours must be replace-one or add-remove, got %q", c.Neighbours)
 	case c.Model != "auto" && c.Model != "explicit" && c.Model != "factored":
 		return nil, configErrorf("--model must be auto, explicit or factored, got %q", c.Model)
-	case c.Accounting != "auto" && c.Accounting != "exact" && c.Accounting != "zcdp":
-		return nil, configErrorf("--accounting must be auto, exact or zcdp, got %q", c.Accounting)
+	case release.CheckAccounting(c.Accounting) != nil:
+		return nil, configErrorf("%v", release.CheckAccounting(c.Accounting))
 	case c.Seeds < 0:
 		return nil, configErrorf("--seeds must be positive, got %d", c.Seeds)
 	case c.Delta < 0 || c.Delta >= 1 || math.IsNaN(c.Delta):

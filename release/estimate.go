@@ -273,11 +273,22 @@ func (e *Estimate) check(cfg *Config) error {
 	}
 	// The explicit model holds its rows while it draws them (the default
 	// number, n̂, is checked once drawn: runner.checkRowsMemory).
-	if need := e.PeakBytes + satMul(float64(cfg.Rows), rowBytes); e.Model == solvers.Explicit && cfg.Rows > 0 && need > cfg.memoryCap() {
-		return &MemoryError{What: fmt.Sprintf("drawing %d synthetic rows on the explicit model", cfg.Rows), Need: need, Cap: cfg.memoryCap(),
-			Flag: "--memory-cap", Hint: "give fewer --rows"}
+	if cfg.Rows > 0 {
+		return e.checkRows(cfg, cfg.Rows, "give fewer --rows", false)
 	}
 	return nil
+}
+
+// checkRows refuses rows that the explicit model, which holds them while it
+// draws them (rowBytes each), cannot hold beside the estimate under the
+// memory cap; spent says whether the budget was already spent.
+func (e *Estimate) checkRows(cfg *Config, rows int64, hint string, spent bool) error {
+	need := e.PeakBytes + satMul(float64(rows), rowBytes)
+	if e.Model != solvers.Explicit || need <= cfg.memoryCap() {
+		return nil
+	}
+	return &MemoryError{What: fmt.Sprintf("drawing %d synthetic rows on the explicit model", rows), Need: need, Cap: cfg.memoryCap(),
+		Flag: "--memory-cap", Hint: hint, Spent: spent}
 }
 
 // Describe writes the estimate for people.

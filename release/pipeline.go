@@ -285,10 +285,23 @@ func exactAccounting(l *privacy.Ledger) bool {
 	return false
 }
 
+// CheckAccounting validates an --accounting value: "auto" ("" too),
+// "exact" or "zcdp" (Config.Accounting).
+func CheckAccounting(s string) error {
+	switch s {
+	case "", "auto", "exact", "zcdp":
+		return nil
+	}
+	return configErrorf("--accounting must be auto, exact or zcdp, got %q", s)
+}
+
 // accounting returns the solvers' accounting the settings ask for: Accounting
 // "auto" (or "") is exact unless the release spends from a lifetime ledger,
 // whose many releases compose far better in zCDP.
 func (cfg *Config) accounting() (solvers.Accounting, error) {
+	if err := CheckAccounting(cfg.Accounting); err != nil {
+		return 0, err
+	}
 	switch cfg.Accounting {
 	case "", "auto":
 		if cfg.Ledger != "" {
@@ -296,11 +309,7 @@ func (cfg *Config) accounting() (solvers.Accounting, error) {
 		}
 		return solvers.AccountExact, nil
 	}
-	a, err := solvers.ParseAccounting(cfg.Accounting)
-	if err != nil {
-		return 0, configErrorf("--accounting must be auto, exact or zcdp, got %q", cfg.Accounting)
-	}
-	return a, nil
+	return solvers.ParseAccounting(cfg.Accounting)
 }
 
 // check validates the settings that need no file.
@@ -324,8 +333,8 @@ func (cfg *Config) check() error {
 		return cfg.workloadSpec().Check()
 	case cfg.Output.Check() != nil:
 		return cfg.Output.Check()
-	case cfg.Accounting != "" && cfg.Accounting != "auto" && cfg.Accounting != "exact" && cfg.Accounting != "zcdp":
-		return configErrorf("--accounting must be auto, exact or zcdp, got %q", cfg.Accounting)
+	case CheckAccounting(cfg.Accounting) != nil:
+		return CheckAccounting(cfg.Accounting)
 	case cfg.Rows < 0:
 		return configErrorf("--rows must be positive, got %d", cfg.Rows)
 	case !(cfg.Holdout >= 0 && cfg.Holdout < 1):

@@ -507,20 +507,12 @@ func (r *runner) solve() error {
 // above n (its comparison with the cap is post-processing). The factored
 // model streams its rows.
 func (r *runner) checkRowsMemory() error {
-	if r.est.Model != solvers.Explicit {
-		return nil
+	hint := "give fewer --rows"
+	if r.cfg.Rows == 0 {
+		hint = fmt.Sprintf("the default is the noisy record count n̂ = %d (standard error %.3g), far above what this budget resolves; give --rows",
+			r.rows, r.res.Plan.Params["n_estimate_se"])
 	}
-	need := r.est.PeakBytes + satMul(float64(r.rows), rowBytes)
-	if capB := r.cfg.memoryCap(); need > capB {
-		hint := "give fewer --rows"
-		if r.cfg.Rows == 0 {
-			hint = fmt.Sprintf("the default is the noisy record count n̂ = %d (standard error %.3g), far above what this budget resolves; give --rows",
-				r.rows, r.res.Plan.Params["n_estimate_se"])
-		}
-		return &MemoryError{What: fmt.Sprintf("drawing %d synthetic rows on the explicit model", r.rows), Need: need, Cap: capB,
-			Flag: "--memory-cap", Hint: hint, Spent: true}
-	}
-	return nil
+	return r.est.checkRows(r.cfg, r.rows, hint, true)
 }
 
 // checkRecordMemory refuses, before any private step, an smd release whose

@@ -61,10 +61,6 @@ func (s *Project) planExact(sh *Shape, rho float64) (*Plan, error) {
 	if !ok {
 		return best, nil
 	}
-	bestDelta := g.Delta(eps)
-	if bestDelta > delta {
-		return best, nil
-	}
 	key := exactKey(g, eps, delta)
 	if gain, ok := exactGains.get(key); ok {
 		// The same plan was calibrated before (a release plans three
@@ -79,6 +75,10 @@ func (s *Project) planExact(sh *Shape, rho float64) (*Plan, error) {
 				return p, nil
 			}
 		}
+	}
+	bestDelta := g.Delta(eps)
+	if bestDelta > delta {
+		return best, nil
 	}
 	lo, hi := 1.0, exactMaxGain
 	for range exactSteps {

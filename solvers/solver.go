@@ -100,14 +100,6 @@ const (
 	AccountExact
 )
 
-// String returns "zcdp" or "exact".
-func (a Accounting) String() string {
-	if a == AccountExact {
-		return "exact"
-	}
-	return "zcdp"
-}
-
 // ParseAccounting parses "zcdp" or "exact".
 func ParseAccounting(s string) (Accounting, error) {
 	switch s {

@@ -171,12 +171,10 @@ func (o *releaseOptions) config() (*release.Config, error) {
 	}
 	cfg.PrivacyUnit, cfg.MaxRowsPerUnit = o.PrivacyUnit, o.MaxRowsPerUnit
 	cfg.Ledger, cfg.LedgerName = o.Ledger, o.LedgerName
-	switch o.Accounting {
-	case "auto", "exact", "zcdp":
-		cfg.Accounting = o.Accounting
-	default:
-		return nil, usagef("--accounting must be auto, exact or zcdp, got %q", o.Accounting)
+	if err := release.CheckAccounting(o.Accounting); err != nil {
+		return nil, usagef("%v", err)
 	}
+	cfg.Accounting = o.Accounting
 	if cfg.Sampling, err = release.ParseSampleMethod(o.Sampling); err != nil {
 		return nil, usagef("--sampling: %v", err)
 	}
