@@ -2,7 +2,6 @@ package bench
 
 import (
 	"fmt"
-	"github.com/dpsynth/synth/release"
 	"io"
 	"math"
 	"slices"
@@ -10,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dpsynth/synth/release"
 	"github.com/dpsynth/synth/solvers"
 )
 
