@@ -66,18 +66,21 @@ type Charge struct {
 	Rho   float64 `json:"rho,omitempty"`
 	Eps   float64 `json:"epsilon,omitempty"`
 	Delta float64 `json:"delta,omitempty"`
+	// Exact marks an (ε, δ) charge made by an exact accountant
+	// (privacy.Charge.Exact).
+	Exact bool `json:"exact,omitempty"`
 }
 
 func toCharges(cs []privacy.Charge) []Charge {
 	out := make([]Charge, len(cs))
 	for i, c := range cs {
-		out[i] = Charge{Label: c.Label, Kind: c.Kind.String(), Rho: c.Rho, Eps: c.Eps, Delta: c.Delta}
+		out[i] = Charge{Label: c.Label, Kind: c.Kind.String(), Rho: c.Rho, Eps: c.Eps, Delta: c.Delta, Exact: c.Exact}
 	}
 	return out
 }
 
 func (c Charge) privacy() (privacy.Charge, error) {
-	pc := privacy.Charge{Label: c.Label, Cost: privacy.Cost{Rho: c.Rho, Eps: c.Eps, Delta: c.Delta}}
+	pc := privacy.Charge{Label: c.Label, Cost: privacy.Cost{Rho: c.Rho, Eps: c.Eps, Delta: c.Delta}, Exact: c.Exact}
 	switch c.Kind {
 	case "zcdp":
 		pc.Kind = privacy.ZCDP

@@ -268,3 +268,22 @@ func FuzzParseState(f *testing.F) {
 		}
 	})
 }
+
+// TestChargeJSONKeepsExact checks that a charge's exact-accounting marker
+// survives the ledger's JSON form, and that its absence does too.
+func TestChargeJSONKeepsExact(t *testing.T) {
+	in := []privacy.Charge{
+		{Label: "exact", Cost: privacy.ApproxCost(1, 1e-9), Exact: true},
+		{Label: "paper", Cost: privacy.ApproxCost(1, 1e-9)},
+		{Label: "zcdp", Cost: privacy.ZCDPCost(0.1)},
+	}
+	for i, c := range toCharges(in) {
+		got, err := c.privacy()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != in[i] {
+			t.Errorf("toCharges(%+v).privacy() = %+v, want it back", in[i], got)
+		}
+	}
+}

@@ -50,6 +50,12 @@ func (b Budget) String() string { return fmt.Sprintf("(ε = %g, δ = %g)", b.Eps
 type Charge struct {
 	Label string `json:"label"`
 	Cost
+	// Exact marks an Approx charge whose (ε, δ) comes from an exact
+	// accountant of its mechanisms (the privacy-loss distribution of
+	// discrete Gaussians) rather than from a zCDP conversion or a paper's
+	// composition theorem: a report can then name the accounting without
+	// reading the label. It changes nothing in how the ledger composes.
+	Exact bool `json:"exact,omitempty"`
 }
 
 // LedgerSettings configures a Ledger. The zero value (or nil) means the

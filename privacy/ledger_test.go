@@ -44,11 +44,11 @@ func TestLedgerRefusesOverspend(t *testing.T) {
 	b := Budget{Eps: 1, Delta: 1e-9}
 	l := mustLedger(t, b, nil)
 	rho, _ := b.Rho(Tight)
-	if err := l.Charge(Charge{"half", ZCDPCost(rho / 2)}); err != nil {
+	if err := l.Charge(Charge{Label: "half", Cost: ZCDPCost(rho / 2)}); err != nil {
 		t.Fatal(err)
 	}
 	before := l.Report()
-	err := l.Charge(Charge{"too much", ZCDPCost(rho * 0.51)})
+	err := l.Charge(Charge{Label: "too much", Cost: ZCDPCost(rho * 0.51)})
 	var be *BudgetError
 	if !errors.Is(err, ErrBudgetExceeded) || !errors.As(err, &be) || be.Would <= 1 {
 		t.Fatalf("overspend: err = %v, want a *BudgetError past ε = 1", err)
@@ -61,13 +61,13 @@ func TestLedgerRefusesOverspend(t *testing.T) {
 		t.Errorf("refused charge changed the ledger: %+v -> %+v", before, after)
 	}
 	// All or nothing: a batch with one charge too many is refused whole.
-	err = l.Charge(Charge{"a", ZCDPCost(rho / 4)}, Charge{"b", ZCDPCost(rho / 2)})
+	err = l.Charge(Charge{Label: "a", Cost: ZCDPCost(rho / 4)}, Charge{Label: "b", Cost: ZCDPCost(rho / 2)})
 	if !errors.Is(err, ErrBudgetExceeded) || len(l.Charges()) != 1 {
 		t.Errorf("batch overspend: err = %v, %d charges", err, len(l.Charges()))
 	}
 	// What is left fits exactly.
 	rem := l.Remaining()
-	if err := l.Charge(Charge{"rest", ZCDPCost(rem.Rho)}); err != nil {
+	if err := l.Charge(Charge{Label: "rest", Cost: ZCDPCost(rem.Rho)}); err != nil {
 		t.Errorf("charging Remaining().Rho = %g: %v", rem.Rho, err)
 	}
 	if !close(rem.Rho, rho/2, 1e-6) {
@@ -76,7 +76,7 @@ func TestLedgerRefusesOverspend(t *testing.T) {
 	if s := l.Spent(); s.Eps > 1 || s.Eps < 1-1e-5 {
 		t.Errorf("spent ε = %.10g after using everything", s.Eps)
 	}
-	if err := l.Charge(Charge{"crumb", ZCDPCost(rho * 1e-6)}); !errors.Is(err, ErrBudgetExceeded) {
+	if err := l.Charge(Charge{Label: "crumb", Cost: ZCDPCost(rho * 1e-6)}); !errors.Is(err, ErrBudgetExceeded) {
 		t.Errorf("charge after exhaustion: err = %v", err)
 	}
 }
@@ -84,14 +84,14 @@ func TestLedgerRefusesOverspend(t *testing.T) {
 func TestLedgerCheckIsAPlan(t *testing.T) {
 	l := mustLedger(t, Budget{Eps: 1, Delta: 1e-9}, nil)
 	e0 := CalibrateExponential(EpsToRho(1, 1e-9, Tight), 500)
-	plan := []Charge{{"dpfw selections ×500", ExponentialMechanismCost(e0).Times(500)}}
+	plan := []Charge{{Label: "dpfw selections ×500", Cost: ExponentialMechanismCost(e0).Times(500)}}
 	if err := l.Check(plan...); err != nil {
 		t.Fatalf("plan refused: %v", err)
 	}
 	if len(l.Charges()) != 0 {
 		t.Fatal("Check recorded charges")
 	}
-	bigger := []Charge{{"dpfw selections ×501", ExponentialMechanismCost(e0).Times(501)}}
+	bigger := []Charge{{Label: "dpfw selections ×501", Cost: ExponentialMechanismCost(e0).Times(501)}}
 	if err := l.Check(bigger...); !errors.Is(err, ErrBudgetExceeded) {
 		t.Errorf("over-budget plan: err = %v", err)
 	}
@@ -104,18 +104,18 @@ func TestLedgerCheckIsAPlan(t *testing.T) {
 // ε exactly.
 func TestLedgerPureBudget(t *testing.T) {
 	l := mustLedger(t, Budget{Eps: 1, Delta: 0}, nil)
-	for _, c := range []Charge{{"gauss", GaussianCost(1, 10)}, {"paper", ApproxCost(0.1, 1e-9)}} {
+	for _, c := range []Charge{{Label: "gauss", Cost: GaussianCost(1, 10)}, {Label: "paper", Cost: ApproxCost(0.1, 1e-9)}} {
 		err := l.Charge(c)
 		if !errors.Is(err, ErrBudgetExceeded) || !strings.Contains(err.Error(), "pure") {
 			t.Errorf("pure budget took %s: err = %v", c.Cost, err)
 		}
 	}
 	for i := range 4 {
-		if err := l.Charge(Charge{"em", ExponentialMechanismCost(0.25)}); err != nil {
+		if err := l.Charge(Charge{Label: "em", Cost: ExponentialMechanismCost(0.25)}); err != nil {
 			t.Fatalf("charge %d of ε = 0.25: %v", i, err)
 		}
 	}
-	if err := l.Charge(Charge{"em", ExponentialMechanismCost(1e-12)}); !errors.Is(err, ErrBudgetExceeded) {
+	if err := l.Charge(Charge{Label: "em", Cost: ExponentialMechanismCost(1e-12)}); !errors.Is(err, ErrBudgetExceeded) {
 		t.Errorf("fifth charge: err = %v", err)
 	}
 	s := l.Spent()
@@ -134,7 +134,7 @@ func TestLedgerPureBudget(t *testing.T) {
 func TestLedgerComposition(t *testing.T) {
 	b := Budget{Eps: 1, Delta: 1e-9}
 	l := mustLedger(t, b, nil)
-	if err := l.Charge(Charge{"laplace", PureCost(1)}); err != nil {
+	if err := l.Charge(Charge{Label: "laplace", Cost: PureCost(1)}); err != nil {
 		t.Errorf("one pure charge of the whole ε: %v", err)
 	}
 	if s := l.Spent(); s.Eps != 1 || s.PureEps != 1 {
@@ -142,7 +142,7 @@ func TestLedgerComposition(t *testing.T) {
 	}
 
 	l = mustLedger(t, b, nil)
-	if err := l.Charge(Charge{"paper", ApproxCost(0.5, 4e-10)}); err != nil {
+	if err := l.Charge(Charge{Label: "paper", Cost: ApproxCost(0.5, 4e-10)}); err != nil {
 		t.Fatal(err)
 	}
 	rem := l.Remaining()
@@ -150,7 +150,7 @@ func TestLedgerComposition(t *testing.T) {
 	if !close(rem.Rho, want, 1e-6) {
 		t.Errorf("after a paper charge (0.5, 4e-10): remaining ρ = %g, want ρ(0.5, 6e-10) = %g", rem.Rho, want)
 	}
-	if err := l.Charge(Charge{"paper δ", ApproxCost(0, 7e-10)}); !errors.Is(err, ErrBudgetExceeded) {
+	if err := l.Charge(Charge{Label: "paper δ", Cost: ApproxCost(0, 7e-10)}); !errors.Is(err, ErrBudgetExceeded) {
 		t.Errorf("δ overspend: err = %v", err)
 	}
 
@@ -164,12 +164,12 @@ func TestLedgerComposition(t *testing.T) {
 func TestLedgerRejectsMalformedCharges(t *testing.T) {
 	l := mustLedger(t, Budget{Eps: 1, Delta: 1e-9}, nil)
 	for _, c := range []Charge{
-		{"", ZCDPCost(0.001)},
-		{"nan", Cost{Kind: ZCDP, Rho: math.NaN()}},
-		{"neg", Cost{Kind: Pure, Eps: -1}},
-		{"inf", Cost{Kind: ZCDP, Rho: math.Inf(1)}},
-		{"delta", Cost{Kind: Approx, Eps: 0.1, Delta: 1}},
-		{"kind", Cost{Kind: Kind(9), Rho: 0.001}},
+		{Label: "", Cost: ZCDPCost(0.001)},
+		{Label: "nan", Cost: Cost{Kind: ZCDP, Rho: math.NaN()}},
+		{Label: "neg", Cost: Cost{Kind: Pure, Eps: -1}},
+		{Label: "inf", Cost: Cost{Kind: ZCDP, Rho: math.Inf(1)}},
+		{Label: "delta", Cost: Cost{Kind: Approx, Eps: 0.1, Delta: 1}},
+		{Label: "kind", Cost: Cost{Kind: Kind(9), Rho: 0.001}},
 	} {
 		if err := l.Charge(c); err == nil || errors.Is(err, ErrBudgetExceeded) {
 			t.Errorf("malformed charge %+v: err = %v", c, err)
@@ -182,8 +182,8 @@ func TestLedgerRejectsMalformedCharges(t *testing.T) {
 
 func TestLedgerReportJSON(t *testing.T) {
 	l := mustLedger(t, Budget{Eps: 1, Delta: 1e-9}, nil)
-	_ = l.Charge(Charge{"mwem select ×10", ExponentialMechanismCost(0.05).Times(10)},
-		Charge{"mwem measure ×10", GaussianCost(1, 40).Times(10)})
+	_ = l.Charge(Charge{Label: "mwem select ×10", Cost: ExponentialMechanismCost(0.05).Times(10)},
+		Charge{Label: "mwem measure ×10", Cost: GaussianCost(1, 40).Times(10)})
 	b, err := json.Marshal(l.Report())
 	if err != nil {
 		t.Fatal(err)
@@ -205,7 +205,7 @@ func TestLedgerConcurrent(t *testing.T) {
 		go func() {
 			var err error
 			for range 100 {
-				if e := l.Charge(Charge{"c", PureCost(0.001)}); e != nil {
+				if e := l.Charge(Charge{Label: "c", Cost: PureCost(0.001)}); e != nil {
 					err = e
 				}
 			}

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dpsynth/synth/privacy"
+	"github.com/dpsynth/synth/solvers"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -176,4 +179,31 @@ func FuzzParseManifest(f *testing.F) {
 			t.Fatalf("round trip differs:\n%s\n%s", b, b2)
 		}
 	})
+}
+
+// TestExactAccounting checks that the accounting is read from the charges'
+// marker, not from their labels.
+func TestExactAccounting(t *testing.T) {
+	label := "project: " + solvers.ExactChargePrefix + " the tables"
+	tests := []struct {
+		name string
+		c    privacy.Charge
+		want bool
+	}{
+		{"marked", privacy.Charge{Label: "tables", Cost: privacy.ApproxCost(1, 1e-9), Exact: true}, true},
+		{"label only", privacy.Charge{Label: label, Cost: privacy.ApproxCost(1, 1e-9)}, false},
+		{"zcdp", privacy.Charge{Label: "tables", Cost: privacy.ZCDPCost(0.01)}, false},
+	}
+	for _, tt := range tests {
+		l, err := privacy.NewLedger(privacy.Budget{Eps: 1, Delta: 1e-9}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Charge(tt.c); err != nil {
+			t.Fatal(err)
+		}
+		if got := exactAccounting(l); got != tt.want {
+			t.Errorf("%s: exactAccounting = %v, want %v", tt.name, got, tt.want)
+		}
+	}
 }

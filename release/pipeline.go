@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"math"
 	"path/filepath"
-	"strings"
 
 	"github.com/dpsynth/synth/eval"
 	"github.com/dpsynth/synth/ingest"
@@ -278,7 +277,7 @@ func accounting(l *privacy.Ledger) string {
 // accounting (solvers.AccountExact).
 func exactAccounting(l *privacy.Ledger) bool {
 	for _, c := range l.Charges() {
-		if c.Kind == privacy.Approx && strings.Contains(c.Label, solvers.ExactChargePrefix) {
+		if c.Exact {
 			return true
 		}
 	}

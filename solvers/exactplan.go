@@ -148,7 +148,8 @@ func (s *Project) chargeExact(plan *Plan, rho, gain, eps, delta, budgetDelta flo
 	plan.Charges = []privacy.Charge{{
 		Label: fmt.Sprintf("%s: %s %s (the σ above are those of ρ = %.6g, %.4g times the zCDP conversion's; δ at most %.4g)",
 			s.Name(), ExactChargePrefix, strings.Join(labels, "; "), rho*gain, gain, delta),
-		Cost: privacy.ApproxCost(eps, budgetDelta),
+		Cost:  privacy.ApproxCost(eps, budgetDelta),
+		Exact: true,
 	}}
 	plan.Params["rho_zcdp_budget"] = rho
 	plan.Params["exact_gain"] = gain
@@ -156,7 +157,8 @@ func (s *Project) chargeExact(plan *Plan, rho, gain, eps, delta, budgetDelta flo
 }
 
 // ExactChargePrefix starts the label of a charge made by exact accounting
-// (after the solver's name), so that a report can name the accounting.
+// (after the solver's name), for people reading the manifest; programs read
+// the charge's Exact field.
 const ExactChargePrefix = "exact accounting (the discrete Gaussians' privacy-loss distribution, not zCDP) of"
 
 // stagedGaussian describes plan to the exact accountant: its noisy count

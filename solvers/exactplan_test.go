@@ -31,7 +31,7 @@ func TestPlanExact(t *testing.T) {
 			t.Fatal(err)
 		}
 		if len(ex.Charges) != 1 || ex.Charges[0].Kind != privacy.Approx || ex.Charges[0].Eps != b.Eps ||
-			!strings.Contains(ex.Charges[0].Label, ExactChargePrefix) {
+			!ex.Charges[0].Exact || !strings.Contains(ex.Charges[0].Label, ExactChargePrefix) {
 			t.Fatalf("%v: charges %+v, want one exact (ε, δ) charge", b, ex.Charges)
 		}
 		gain := ex.Params["exact_gain"]
@@ -91,7 +91,7 @@ func TestPlanExactFallsBack(t *testing.T) {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		for _, ch := range plan.Charges {
-			if ch.Kind == privacy.Approx || strings.Contains(ch.Label, ExactChargePrefix) {
+			if ch.Kind == privacy.Approx || ch.Exact || strings.Contains(ch.Label, ExactChargePrefix) {
 				t.Errorf("%s: charge %+v, want zCDP", c.name, ch)
 			}
 		}
