@@ -149,10 +149,27 @@ func writeHeadline(p func(string, ...any), s *section, refs []Reference, withL1 
 			p(" %s–%s s |", fmtSec(lo), fmtSec(hi))
 		}
 	}
-	for _, r := range refs {
-		p(" %s |", r.Wall)
+	for i := range refs {
+		p(" %s |", refWall(&refs[i], s.Epsilons))
 	}
 	p("\n\n")
+}
+
+// refWall is reference r's wall time for the headline table: the range of
+// its measured points' mean wall times over the grid's ε (a reference
+// measured at more ε than the grid holds keeps the others out), or its
+// reported Wall when it has no measured point on the grid.
+func refWall(r *Reference, eps []float64) string {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, e := range eps {
+		if rp := refAt(r, e); rp != nil && rp.Seconds > 0 {
+			lo, hi = min(lo, rp.Seconds), max(hi, rp.Seconds)
+		}
+	}
+	if hi < lo {
+		return r.Wall
+	}
+	return fmtSec(lo) + "–" + fmtSec(hi) + " s"
 }
 
 // writeHeadlineRow writes the headline table's row at ε = e, the lowest

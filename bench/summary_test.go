@@ -182,3 +182,24 @@ func TestSummarySuiteGroups(t *testing.T) {
 		}
 	}
 }
+
+// TestRefWall checks that the headline's reference wall time covers the
+// grid's ε only.
+func TestRefWall(t *testing.T) {
+	r := &Reference{Wall: "1–500 s", Points: []RefPoint{
+		{Epsilon: 0.05, Seconds: 500}, {Epsilon: 0.1, Seconds: 40}, {Epsilon: 1, Seconds: 90}, {Epsilon: 5, Seconds: 1},
+	}}
+	tests := []struct {
+		eps  []float64
+		want string
+	}{
+		{[]float64{0.1, 0.5, 1}, "40–90 s"},
+		{[]float64{0.1}, "40–40 s"},
+		{[]float64{2}, "1–500 s"}, // no measured point on the grid: the reported range
+	}
+	for _, tt := range tests {
+		if got := refWall(r, tt.eps); got != tt.want {
+			t.Errorf("refWall(%v) = %q, want %q", tt.eps, got, tt.want)
+		}
+	}
+}
