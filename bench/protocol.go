@@ -250,6 +250,13 @@ var protocols = withTwoWay([]*Protocol{
 		"respondents, how often in the past year, age, years married, children, religiousness, education, "+
 		"occupation and self-rated marriage, all coded as documented; all 56 3-way marginals. Held out: added "+
 		"after the suite's rules were settled."),
+	rProtocol("ces11", "2011 Canadian Election Study (R package carData): 2,231 respondents, province, gender, whether "+
+		"abortion should be banned, importance of religion, education, urban or rural residence; all 20 3-way "+
+		"marginals. Held out: added after the suite's rules were settled."),
+	rProtocol("psid1982", "Panel Study of Income Dynamics, 1982 cross-section (R package AER, Cornwell and Rupert's "+
+		"PSID1982): 595 workers, years of experience, weeks worked, white- or blue-collar, manufacturing, South, "+
+		"SMSA, married, union contract, years of education, ethnicity; all 120 3-way marginals. Held out: added "+
+		"after the suite's rules were settled."),
 	eventsProtocol(1), eventsProtocol(4), eventsProtocol(16), eventsProtocol(64),
 	wideProtocol(16, 2, 100_000), wideProtocol(16, 3, 100_000), wideProtocol(32, 2, 100_000), wideProtocol(32, 3, 200_000),
 	wideProtocol(64, 2, 200_000), wideProtocol(64, 3, 200_000), wideProtocol(128, 2, 200_000), wideProtocol(200, 2, 200_000),
@@ -277,10 +284,10 @@ var suiteEpsilons = []float64{0.1, 0.5, 1}
 // whole suite, not on one of its tables. smokeban and gssvocab joined after
 // the rules were settled, as held-out tables, and arrests and doctorvisits
 // later, the same way, then hmda and wvs, then collegedistance and cpssw8, then beps, then
-// mplsstops, then resumenames, then star, then affairs.
+// mplsstops, then resumenames, then star, then affairs, then ces11 and psid1982.
 var SuiteProtocols = []string{"adult", "titanic", "nltcs", "adult-reduced", "cps1988", "fertility", "healthins", "slid",
 	"smokeban", "gssvocab", "arrests", "doctorvisits", "hmda", "wvs", "collegedistance", "cpssw8", "beps", "mplsstops",
-	"resumenames", "star", "affairs", "wide16-3way", "wide32-2way"}
+	"resumenames", "star", "affairs", "ces11", "psid1982", "wide16-3way", "wide32-2way"}
 
 // Suite2WayProtocols are the accuracy suite's real tables (all but full
 // ADULT, whose AIM runs take hours) with all their 2-way marginals

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 )
 
-//go:embed adult adult-gem adult-reduced affairs arrests beps collegedistance cps1988 cpssw8 doctorvisits fertility gssvocab healthins hmda mplsstops nltcs resumenames slid smokeban star titanic wvs
+//go:embed adult adult-gem adult-reduced affairs arrests beps ces11 collegedistance cps1988 cpssw8 doctorvisits fertility gssvocab healthins hmda mplsstops nltcs psid1982 resumenames slid smokeban star titanic wvs
 var files embed.FS
 
 // Dataset names a shipped dataset and its files inside FS.
@@ -27,6 +27,7 @@ var All = []Dataset{
 	{"affairs", "affairs/affairs.csv", "affairs/affairs-domain.json", 601},
 	{"arrests", "arrests/arrests.csv", "arrests/arrests-domain.json", 5226},
 	{"beps", "beps/beps.csv", "beps/beps-domain.json", 1525},
+	{"ces11", "ces11/ces11.csv", "ces11/ces11-domain.json", 2231},
 	{"collegedistance", "collegedistance/collegedistance.csv", "collegedistance/collegedistance-domain.json", 4739},
 	{"cps1988", "cps1988/cps1988.csv", "cps1988/cps1988-domain.json", 28155},
 	{"cpssw8", "cpssw8/cpssw8.csv", "cpssw8/cpssw8-domain.json", 61395},
@@ -37,6 +38,7 @@ var All = []Dataset{
 	{"hmda", "hmda/hmda.csv", "hmda/hmda-domain.json", 2380},
 	{"mplsstops", "mplsstops/mplsstops.csv.gz", "mplsstops/mplsstops-domain.json", 51920},
 	{"nltcs", "nltcs/nltcs.csv", "nltcs/nltcs-domain.json", 21574},
+	{"psid1982", "psid1982/psid1982.csv", "psid1982/psid1982-domain.json", 595},
 	{"resumenames", "resumenames/resumenames.csv", "resumenames/resumenames-domain.json", 4870},
 	{"slid", "slid/slid.csv", "slid/slid-domain.json", 7425},
 	{"smokeban", "smokeban/smokeban.csv", "smokeban/smokeban-domain.json", 10000},

@@ -40,6 +40,8 @@ carData  MplsStops        mplsstops
 AER      ResumeNames      resumenames
 AER      STAR             star
 AER      Affairs          affairs
+carData  CES11            ces11
+AER      PSID1982         psid1982
 ")
 
 # Columns left out of a table (every other table keeps all of its columns, or
@@ -49,9 +51,14 @@ AER      Affairs          affairs
 # applicant name, its counts of jobs and years of experience (no documented
 # bounds), and the employer's and the ad's columns (three factors whose levels
 # the documentation does not list, and seven yes/no features of the ad, not
-# of the résumé); Affairs' gender (its levels are not listed).
+# of the résumé); Affairs' gender (its levels are not listed); CES11's household
+# identifier, its province's population and the sampling weight (design
+# variables, not answers of the respondent); PSID1982's gender (its levels
+# are not listed) and wage (no unit or bound documented).
 drop <- list(mplsstops = c("idNum", "lat", "long", "neighborhood"),
              affairs = c("gender"),
+             ces11 = c("id", "population", "weight"),
+             psid1982 = c("gender", "wage"),
              resumenames = c("name", "jobs", "experience", "minimum", "equal", "wanted", "requirements",
                              "reqexp", "reqcomm", "reqeduc", "reqcomp", "reqorg", "industry"))
 
