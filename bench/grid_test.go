@@ -126,7 +126,7 @@ func TestGrid(t *testing.T) {
 		{"settings", Config{Protocols: []string{"adult-reduced"}, Solvers: []string{"project"}, Settings: []string{"tuned", "paper"}}, 2 * 5 * 5},
 		{"eps and seeds", Config{Protocols: []string{"adult-reduced", "tiny"}, Solvers: []string{"project"}, Epsilons: []float64{1}, Seeds: 3}, 2 * 3},
 		{"suite", Config{Protocols: []string{"suite"}, Solvers: []string{"project"}, Epsilons: []float64{0.1, 0.5, 1}, Seeds: 3}, len(SuiteProtocols) * 3 * 3},
-		{"suite and more", Config{Protocols: []string{"tiny", "suite"}, Solvers: []string{"project"}, Seeds: 1}, 2 + 3 + 5 + 3 + 5 + 3*19 + 1 + 1}, // each protocol's own ε grid
+		{"suite and more", Config{Protocols: []string{"tiny", "suite"}, Solvers: []string{"project"}, Seeds: 1}, 2 + 3 + 5 + 3 + 5 + 3*20 + 1 + 1}, // each protocol's own ε grid
 		{"suite-2way", Config{Protocols: []string{"suite-2way"}, Solvers: []string{"project"}, Seeds: 3}, len(Suite2WayProtocols) * 3 * 3},
 		{"both suites", Config{Protocols: []string{"suite", "suite-2way"}, Solvers: []string{"project"}, Seeds: 1}, (len(SuiteProtocols) + len(Suite2WayProtocols)) * 3},
 	}

@@ -257,6 +257,10 @@ var protocols = withTwoWay([]*Protocol{
 		"PSID1982): 595 workers, years of experience, weeks worked, white- or blue-collar, manufacturing, South, "+
 		"SMSA, married, union contract, years of education, ethnicity; all 120 3-way marginals. Held out: added "+
 		"after the suite's rules were settled."),
+	rProtocol("gss7402", "US General Social Survey 1974–2002, every fourth year (R package AER, Winkelmann and Boes's "+
+		"GSS7402): 9,120 women, number of children, age, education, survey year, age at first birth (missing for "+
+		"the childless, as its own code), ethnicity, city and low income at 16, immigrant; all 84 3-way marginals. "+
+		"Held out: added after the suite's rules were settled."),
 	eventsProtocol(1), eventsProtocol(4), eventsProtocol(16), eventsProtocol(64),
 	wideProtocol(16, 2, 100_000), wideProtocol(16, 3, 100_000), wideProtocol(32, 2, 100_000), wideProtocol(32, 3, 200_000),
 	wideProtocol(64, 2, 200_000), wideProtocol(64, 3, 200_000), wideProtocol(128, 2, 200_000), wideProtocol(200, 2, 200_000),
@@ -284,10 +288,10 @@ var suiteEpsilons = []float64{0.1, 0.5, 1}
 // whole suite, not on one of its tables. smokeban and gssvocab joined after
 // the rules were settled, as held-out tables, and arrests and doctorvisits
 // later, the same way, then hmda and wvs, then collegedistance and cpssw8, then beps, then
-// mplsstops, then resumenames, then star, then affairs, then ces11 and psid1982.
+// mplsstops, then resumenames, then star, then affairs, then ces11, psid1982 and gss7402.
 var SuiteProtocols = []string{"adult", "titanic", "nltcs", "adult-reduced", "cps1988", "fertility", "healthins", "slid",
 	"smokeban", "gssvocab", "arrests", "doctorvisits", "hmda", "wvs", "collegedistance", "cpssw8", "beps", "mplsstops",
-	"resumenames", "star", "affairs", "ces11", "psid1982", "wide16-3way", "wide32-2way"}
+	"resumenames", "star", "affairs", "ces11", "psid1982", "gss7402", "wide16-3way", "wide32-2way"}
 
 // Suite2WayProtocols are the accuracy suite's real tables (all but full
 // ADULT, whose AIM runs take hours) with all their 2-way marginals

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 )
 
-//go:embed adult adult-gem adult-reduced affairs arrests beps ces11 collegedistance cps1988 cpssw8 doctorvisits fertility gssvocab healthins hmda mplsstops nltcs psid1982 resumenames slid smokeban star titanic wvs
+//go:embed adult adult-gem adult-reduced affairs arrests beps ces11 collegedistance cps1988 cpssw8 doctorvisits fertility gss7402 gssvocab healthins hmda mplsstops nltcs psid1982 resumenames slid smokeban star titanic wvs
 var files embed.FS
 
 // Dataset names a shipped dataset and its files inside FS.
@@ -33,6 +33,7 @@ var All = []Dataset{
 	{"cpssw8", "cpssw8/cpssw8.csv", "cpssw8/cpssw8-domain.json", 61395},
 	{"doctorvisits", "doctorvisits/doctorvisits.csv", "doctorvisits/doctorvisits-domain.json", 5190},
 	{"fertility", "fertility/fertility.csv.gz", "fertility/fertility-domain.json", 254654},
+	{"gss7402", "gss7402/gss7402.csv", "gss7402/gss7402-domain.json", 9120},
 	{"gssvocab", "gssvocab/gssvocab.csv", "gssvocab/gssvocab-domain.json", 28867},
 	{"healthins", "healthins/healthins.csv", "healthins/healthins-domain.json", 8802},
 	{"hmda", "hmda/hmda.csv", "hmda/hmda-domain.json", 2380},

@@ -6,7 +6,7 @@
 // adult-reduced, nltcs, titanic) are pre-encoded CSVs (integer codes, header
 // row) with a domain in the {"attr": size} shorthand. The tables exported from
 // R packages (affairs, arrests, beps, ces11, collegedistance, cps1988, cpssw8, doctorvisits,
-// fertility, gssvocab, healthins, hmda, mplsstops, psid1982, resumenames, slid,
+// fertility, gss7402, gssvocab, healthins, hmda, mplsstops, psid1982, resumenames, slid,
 // smokeban, star, wvs)
 // keep their values as the package prints them, with a full-form domain
 // written from the package's documentation, not from the data (r/export.R

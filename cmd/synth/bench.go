@@ -76,10 +76,10 @@ one seed: for CI). project, mwem, dpfw and smd have a factored form, dpam
 has none: leave it out of titanic and adult.
 
 The accuracy suite (--protocols suite) is adult, titanic, nltcs,
-adult-reduced, nineteen tables from R packages with domains written from their
+adult-reduced, twenty tables from R packages with domains written from their
 documentation (cps1988, fertility, healthins, slid, smokeban, gssvocab,
 arrests, doctorvisits, hmda, wvs, collegedistance, cpssw8, beps, mplsstops,
-resumenames, star, affairs, ces11, psid1982; all 3-way marginals) and two
+resumenames, star, affairs, ces11, psid1982, gss7402; all 3-way marginals) and two
 generated wide tables (wide16-3way, wide32-2way).
 Run it on its grid with --eps 0.1,0.5,1 --seeds 3; docs/BENCHMARKS.md
 compares it with AIM and MST. --protocols suite-2way runs the suite's real

@@ -42,6 +42,7 @@ AER      STAR             star
 AER      Affairs          affairs
 carData  CES11            ces11
 AER      PSID1982         psid1982
+AER      GSS7402          gss7402
 ")
 
 # Columns left out of a table (every other table keeps all of its columns, or
@@ -54,11 +55,13 @@ AER      PSID1982         psid1982
 # of the résumé); Affairs' gender (its levels are not listed); CES11's household
 # identifier, its province's population and the sampling weight (design
 # variables, not answers of the respondent); PSID1982's gender (its levels
-# are not listed) and wage (no unit or bound documented).
+# are not listed) and wage (no unit or bound documented); GSS7402's number of
+# siblings (no documented bound).
 drop <- list(mplsstops = c("idNum", "lat", "long", "neighborhood"),
              affairs = c("gender"),
              ces11 = c("id", "population", "weight"),
              psid1982 = c("gender", "wage"),
+             gss7402 = c("siblings"),
              resumenames = c("name", "jobs", "experience", "minimum", "equal", "wanted", "requirements",
                              "reqexp", "reqcomm", "reqeduc", "reqcomp", "reqorg", "industry"))
 
