@@ -89,7 +89,6 @@ func measuredRefs(runs []refRun, name string) []Reference {
 		}
 		slices.Sort(eps)
 		ref := Reference{Method: pgmMethods[m]}
-		lo, hi := math.Inf(1), math.Inf(-1)
 		for _, e := range eps {
 			a := by[e]
 			n := len(a.maxes)
@@ -97,13 +96,10 @@ func measuredRefs(runs []refRun, name string) []Reference {
 				MaxSD: summarise(a.maxes).SD, L1SD: summarise(a.l1s).SD}
 			if n > 0 {
 				rp.Max, rp.L1, rp.Seconds = runMean(a.maxes), runMean(a.l1s), runMean(a.secs)
-				lo, hi = min(lo, rp.Seconds), max(hi, rp.Seconds)
 			}
 			ref.Points = append(ref.Points, rp)
 		}
-		if hi >= lo {
-			ref.Wall = fmtSec(lo) + "–" + fmtSec(hi) + " s"
-		}
+		ref.Wall = wallRange(ref.Points, func(float64) bool { return true })
 		refs = append(refs, ref)
 	}
 	return refs
@@ -148,4 +144,19 @@ func init() {
 			p.Versus = pgmMethods["aim"]
 		}
 	}
+}
+
+// wallRange is the range of the mean wall times of the points whose ε keep
+// accepts and that have a measured time, as "lo–hi s"; "" when none has.
+func wallRange(points []RefPoint, keep func(eps float64) bool) string {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, rp := range points {
+		if keep(rp.Epsilon) && rp.Seconds > 0 {
+			lo, hi = min(lo, rp.Seconds), max(hi, rp.Seconds)
+		}
+	}
+	if hi < lo {
+		return ""
+	}
+	return fmtSec(lo) + "–" + fmtSec(hi) + " s"
 }

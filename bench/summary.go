@@ -160,16 +160,10 @@ func writeHeadline(p func(string, ...any), s *section, refs []Reference, withL1 
 // measured at more ε than the grid holds keeps the others out), or its
 // reported Wall when it has no measured point on the grid.
 func refWall(r *Reference, eps []float64) string {
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, e := range eps {
-		if rp := refAt(r, e); rp != nil && rp.Seconds > 0 {
-			lo, hi = min(lo, rp.Seconds), max(hi, rp.Seconds)
-		}
+	if w := wallRange(r.Points, func(e float64) bool { return slices.Contains(eps, e) }); w != "" {
+		return w
 	}
-	if hi < lo {
-		return r.Wall
-	}
-	return fmtSec(lo) + "–" + fmtSec(hi) + " s"
+	return r.Wall
 }
 
 // writeHeadlineRow writes the headline table's row at ε = e, the lowest
