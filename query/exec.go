@@ -22,8 +22,15 @@ type exec struct {
 	codes   [][]int     // per worker: prefix codes of the current tile
 
 	// The current call: Answer reads d and writes out (m); Adjoint reads y
-	// (m) and writes out (k).
+	// (m) and writes out (k); both, fused (AdjointMapAnswer), read y, map
+	// each tile with fn, and write out (m). rw holds the weight tables of
+	// the reverse pass: worker 0's target scratch in Adjoint, wts when
+	// fused.
 	d, y, out []float64
+	rw        []float64
+	fn        func(t, lo int, g []float64) []float64
+	wts       []float64   // AdjointMapAnswer's weight tables (allocated at its first call)
+	fbuf      [][]float64 // per worker: AdjointMapAnswer's tile of Aᵀy (idem)
 
 	ph     int
 	claim  atomic.Int64 // next unclaimed target of the phase
@@ -39,6 +46,7 @@ const (
 	phTargets
 	phRTargets
 	phRTiles
+	phFused
 )
 
 func newExec(p *plan, w *Workload, k int) *exec {
@@ -90,6 +98,8 @@ func (ex *exec) runPhase(w int) {
 		}
 	case phRTiles:
 		ex.revTiles(w)
+	case phFused:
+		ex.fusedTiles(w)
 	}
 }
 
@@ -120,6 +130,7 @@ func (ex *exec) answerSerial() {
 
 // adjointSerial is Adjoint on the calling goroutine.
 func (ex *exec) adjointSerial() {
+	ex.rw = ex.g[0]
 	for ti := range ex.p.targets {
 		ex.revTarget(ti)
 	}
@@ -185,35 +196,42 @@ func (ex *exec) fwdRange(w int, g []float64, t0, t1 int) {
 	p := ex.p
 	codes := ex.startCodes(w, t0)
 	for t := t0; t < t1; t++ {
-		tile := ex.d[t*p.tile : (t+1)*p.tile]
-		for ni := range p.nodes {
-			n := &p.nodes[ni]
-			if len(n.children) == 0 {
-				continue
-			}
-			src := ex.localTable(w, ni, tile)
-			for _, c := range n.children {
-				ch := &p.nodes[c]
-				reduceSet(ex.localTable(w, c, nil), src, n.size/(ch.dropN*ch.dropS), ch.dropN, ch.dropS)
-			}
-		}
-		tsum, summed := 0.0, false
-		for ti := range p.targets {
-			tg := &p.targets[ti]
-			if tg.off < 0 {
-				continue
-			}
-			r := tg.row(codes)
-			if tg.node < 0 {
-				if !summed {
-					tsum, summed = sum(ex.localTable(w, p.sumNode, tile)), true
-				}
-				g[r] += tsum
-				continue
-			}
-			addTo(g[r:r+tg.usize], ex.localTable(w, tg.node, tile))
-		}
+		ex.fwdTile(w, codes, ex.d[t*p.tile:(t+1)*p.tile], g)
 		ex.nextCodes(codes)
+	}
+}
+
+// fwdTile adds one tile of D (prefix codes codes) into g, worker w's
+// target tables: the local lattice, then each target's row += the tile's
+// marginal on the target's inner part.
+func (ex *exec) fwdTile(w int, codes []int, tile, g []float64) {
+	p := ex.p
+	for ni := range p.nodes {
+		n := &p.nodes[ni]
+		if len(n.children) == 0 {
+			continue
+		}
+		src := ex.localTable(w, ni, tile)
+		for _, c := range n.children {
+			ch := &p.nodes[c]
+			reduceSet(ex.localTable(w, c, nil), src, n.size/(ch.dropN*ch.dropS), ch.dropN, ch.dropS)
+		}
+	}
+	tsum, summed := 0.0, false
+	for ti := range p.targets {
+		tg := &p.targets[ti]
+		if tg.off < 0 {
+			continue
+		}
+		r := tg.row(codes)
+		if tg.node < 0 {
+			if !summed {
+				tsum, summed = sum(ex.localTable(w, p.sumNode, tile)), true
+			}
+			g[r] += tsum
+			continue
+		}
+		addTo(g[r:r+tg.usize], ex.localTable(w, tg.node, tile))
 	}
 }
 
@@ -257,14 +275,14 @@ func (ex *exec) readout(it int, tab []float64) {
 	}
 }
 
-// revTarget writes target ti's weight table (in worker 0's target
-// scratch): the weights of the queries of its blocks on its cells.
+// revTarget writes target ti's weight table (in ex.rw): the weights of the
+// queries of its blocks on its cells.
 func (ex *exec) revTarget(ti int) {
 	t := &ex.p.targets[ti]
 	if t.off < 0 {
 		return // the full set: added to the output by revFull
 	}
-	tab := ex.g[0][t.off : t.off+t.size]
+	tab := ex.rw[t.off : t.off+t.size]
 	clear(tab)
 	for _, it := range t.items {
 		ex.addWeights(it, tab)
@@ -303,54 +321,62 @@ func (ex *exec) revTiles(w int) {
 // revRange writes tiles [t0, t1) of the output.
 func (ex *exec) revRange(w, t0, t1 int) {
 	p := ex.p
-	gw := ex.g[0]
 	codes := ex.startCodes(w, t0)
 	for t := t0; t < t1; t++ {
 		tile := ex.out[t*p.tile : (t+1)*p.tile]
 		if p.stream {
 			tile = ex.tbuf[w]
 		}
-		for ni := len(p.nodes) - 1; ni >= 0; ni-- { // children before parents
-			n := &p.nodes[ni]
-			dst := ex.localTable(w, ni, tile)
-			first := true
-			for _, c := range n.children {
-				ch := &p.nodes[c]
-				broadcast(dst, ex.localTable(w, c, nil), n.size/(ch.dropN*ch.dropS), ch.dropN, ch.dropS, !first)
-				first = false
-			}
-			for _, ti := range n.targets {
-				tg := &p.targets[ti]
-				r := tg.row(codes)
-				if first {
-					copy(dst, gw[r:r+tg.usize])
-					first = false
-				} else {
-					addTo(dst, gw[r:r+tg.usize])
-				}
-			}
-			if ni == p.sumNode {
-				v := 0.0
-				for ti := range p.targets {
-					if tg := &p.targets[ti]; tg.node < 0 {
-						v += gw[tg.row(codes)]
-					}
-				}
-				if first {
-					fill(dst, v)
-					first = false
-				} else if v != 0 {
-					addConst(dst, v)
-				}
-			}
-			if first {
-				clear(dst)
-			}
-		}
+		ex.revTile(w, codes, tile, ex.rw)
 		if p.stream {
 			streamCopy(ex.out[t*p.tile:(t+1)*p.tile], tile)
 		}
 		ex.nextCodes(codes)
+	}
+}
+
+// revTile writes one tile of the output (prefix codes codes) into tile:
+// the local lattice backwards, each local table being the sum of its
+// targets' rows of the weight tables gw and its children broadcast over
+// the attribute each sums out.
+func (ex *exec) revTile(w int, codes []int, tile, gw []float64) {
+	p := ex.p
+	for ni := len(p.nodes) - 1; ni >= 0; ni-- { // children before parents
+		n := &p.nodes[ni]
+		dst := ex.localTable(w, ni, tile)
+		first := true
+		for _, c := range n.children {
+			ch := &p.nodes[c]
+			broadcast(dst, ex.localTable(w, c, nil), n.size/(ch.dropN*ch.dropS), ch.dropN, ch.dropS, !first)
+			first = false
+		}
+		for _, ti := range n.targets {
+			tg := &p.targets[ti]
+			r := tg.row(codes)
+			if first {
+				copy(dst, gw[r:r+tg.usize])
+				first = false
+			} else {
+				addTo(dst, gw[r:r+tg.usize])
+			}
+		}
+		if ni == p.sumNode {
+			v := 0.0
+			for ti := range p.targets {
+				if tg := &p.targets[ti]; tg.node < 0 {
+					v += gw[tg.row(codes)]
+				}
+			}
+			if first {
+				fill(dst, v)
+				first = false
+			} else if v != 0 {
+				addConst(dst, v)
+			}
+		}
+		if first {
+			clear(dst)
+		}
 	}
 }
 

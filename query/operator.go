@@ -132,12 +132,13 @@ func (op *Operator) Adjoint(y, out []float64) {
 		panic(fmt.Sprintf("query: Adjoint with len(y) = %d, len(out) = %d; want %d and %d", len(y), len(out), ex.m, ex.k))
 	}
 	ex.y, ex.out = y, out
-	defer func() { ex.y, ex.out = nil, nil }()
+	defer func() { ex.y, ex.out, ex.rw = nil, nil, nil }()
 	if ex.p.serial || op.team == nil {
 		ex.adjointSerial()
 		return
 	}
 	ex.setWorkers(op.team.n)
+	ex.rw = ex.g[0]
 	ex.ph = phRTargets
 	ex.claim.Store(0)
 	op.team.run()

@@ -333,6 +333,7 @@ func checkOperator(t *testing.T, name string, op *Operator, A [][]float64, d, y 
 	if math.Abs(lhs-rhs) > 1e-12*max(scale, 1) {
 		t.Fatalf("%s: <Adjoint(y), d> = %v, <y, Answer(d)> = %v", name, lhs, rhs)
 	}
+	checkFused(t, name, op, adj, d, y)
 	// AddQuery(j) = Adjoint(e_j), Range from the row.
 	x := make([]float64, k)
 	for j := range m {
@@ -351,6 +352,71 @@ func checkOperator(t *testing.T, name string, op *Operator, A [][]float64, d, y 
 		lo, hi := op.Range(j)
 		if wlo, whi := slices.Min(A[j]), slices.Max(A[j]); lo != wlo || hi != whi {
 			t.Fatalf("%s: Range(%d) = %v, %v, want %v, %v", name, j, lo, hi, wlo, whi)
+		}
+	}
+}
+
+// checkFused checks AdjointMapAnswer against Adjoint (adj = Aᵀy), the
+// map and Answer in turn, bit for bit, with a map that also reads d on the
+// tile's cells and returns x's tile in a vector or in g; and that it calls
+// the map once per tile, and is unavailable exactly when a block reads
+// every attribute.
+func checkFused(t *testing.T, name string, op *Operator, adj, d, y []float64) {
+	t.Helper()
+	m, k := op.M(), op.K()
+	f := func(g, d float64) float64 { return 0.5*g - d*d }
+	want := make([]float64, k)
+	for i := range want {
+		want[i] = f(adj[i], d[i])
+	}
+	wantAns := make([]float64, m)
+	op.Answer(want, wantAns)
+	x, got := make([]float64, k), make([]float64, m)
+	for i := range x {
+		x[i], got[i%m] = math.NaN(), math.NaN()
+	}
+	n, size := op.MapTiles()
+	full := false
+	for _, tg := range op.ex.p.targets {
+		full = full || tg.off < 0
+	}
+	if (n == 0) != full {
+		t.Fatalf("%s: MapTiles() = %d, %d with a block over every attribute %v", name, n, size, full)
+	}
+	if n == 0 {
+		return
+	}
+	calls := make([]int, n)
+	op.AdjointMapAnswer(y, func(tile, lo int, g []float64) []float64 {
+		if lo != tile*size || len(g) != size {
+			panic(fmt.Sprintf("tile %d at %d with %d cells, want %d and %d", tile, lo, len(g), tile*size, size))
+		}
+		calls[tile]++
+		if tile%2 == 1 { // x's tile in place of g's
+			for i, v := range g {
+				x[lo+i] = f(v, d[lo+i])
+				g[i] = x[lo+i]
+			}
+			return g
+		}
+		for i, v := range g {
+			x[lo+i] = f(v, d[lo+i])
+		}
+		return x[lo : lo+len(g)]
+	}, got)
+	for tile, c := range calls {
+		if c != 1 {
+			t.Fatalf("%s: AdjointMapAnswer mapped tile %d %d times, want 1", name, tile, c)
+		}
+	}
+	for i := range k {
+		if math.Float64bits(x[i]) != math.Float64bits(want[i]) {
+			t.Fatalf("%s: AdjointMapAnswer's x[%d] = %v, want %v", name, i, x[i], want[i])
+		}
+	}
+	for j := range m {
+		if math.Float64bits(got[j]) != math.Float64bits(wantAns[j]) {
+			t.Fatalf("%s: AdjointMapAnswer()[%d] = %v, want %v (Answer of the map of Adjoint)", name, j, got[j], wantAns[j])
 		}
 	}
 }
@@ -408,6 +474,7 @@ func TestNoAllocations(t *testing.T) {
 	}
 	d := make([]float64, op.K())
 	out := make([]float64, op.M())
+	copyTile := func(_, lo int, g []float64) []float64 { return g }
 	tests := []struct {
 		name string
 		f    func()
@@ -415,7 +482,9 @@ func TestNoAllocations(t *testing.T) {
 		{"Answer", func() { op.Answer(d, out) }},
 		{"Adjoint", func() { op.Adjoint(out, d) }},
 		{"AddQuery", func() { op.AddQuery(op.M()-1, 1, d); op.AddQuery(17, 1, d) }},
+		{"AdjointMapAnswer", func() { op.AdjointMapAnswer(out, copyTile, out) }},
 	}
+	op.AdjointMapAnswer(out, copyTile, out) // its scratch, once
 	for _, tt := range tests {
 		if n := testing.AllocsPerRun(20, tt.f); n != 0 {
 			t.Errorf("%s: %v allocations per call, want 0", tt.name, n)

@@ -43,7 +43,7 @@ type lsFit struct {
 	sm   *vec.Softmax
 	st   *vec.Step
 
-	theta, d, dir []float64 // current iterate, its unnormalised distribution, the trial's direction Aᵀu
+	theta, d, dir []float64 // current iterate, its unnormalised distribution, the trial's direction Aᵀu (nil when fused)
 	th2, d2       []float64 // trial iterate
 	ans, res      []float64 // answers of the iterate, weighted residuals
 	ans2, res2    []float64 // answers of a trial, weighted residuals
@@ -77,6 +77,19 @@ type lsFit struct {
 	// momCap is the momentum coefficient's bound: momentumCap (0, the
 	// plain path, in tests that compare the two).
 	momCap float64
+
+	// fused, when op offers it, runs a trial's adjoint, step and answers in
+	// one pass over the universe (see trial); tile is ts.Tile, made once.
+	fused mapAnswerer
+	ts    *vec.TiledStep
+	tile  func(t, lo int, g []float64) []float64
+}
+
+// mapAnswerer is an operator that computes A·f(Aᵀy) for a map f applied
+// tile by tile, in one pass over the universe (*query.Operator).
+type mapAnswerer interface {
+	AdjointMapAnswer(y []float64, fn func(t, lo int, g []float64) []float64, out []float64)
+	MapTiles() (n, size int)
 }
 
 // momentumCap bounds the fit's momentum coefficient β, which otherwise
@@ -109,14 +122,27 @@ func newLSFit(op Operator, y, w []float64, team *par.Team) *lsFit {
 // newIterate is a fit's iterate (log-weights, distribution, step direction,
 // answers and residuals) without the trial buffers a line search needs:
 // all that SURE's shadows, which only follow the main fit's steps, hold.
+//
+// Where op runs the step in one pass (mapAnswerer), the iterate holds no
+// direction vector: a trial's Aᵀu lives a tile at a time in op's scratch.
 func newIterate(op Operator, y, w []float64, team *par.Team, sm *vec.Softmax, st *vec.Step) *lsFit {
 	k, m := op.K(), op.M()
-	return &lsFit{
+	f := &lsFit{
 		op: op, y: y, w: w, team: team, sm: sm, st: st,
-		theta: make([]float64, k), d: make([]float64, k), dir: make([]float64, k),
+		theta: make([]float64, k), d: make([]float64, k),
 		ans: make([]float64, m), res: make([]float64, m),
 		u: make([]float64, m), uPrev: make([]float64, m), momCap: momentumCap,
 	}
+	if fo, ok := op.(mapAnswerer); ok {
+		if n, _ := fo.MapTiles(); n > 0 {
+			f.fused, f.ts = fo, vec.NewTiledStep(st)
+			f.tile = f.ts.Tile
+		}
+	}
+	if f.fused == nil {
+		f.dir = make([]float64, k)
+	}
+	return f
 }
 
 func sumPositive(x []float64) float64 {
@@ -135,8 +161,14 @@ func sumPositive(x []float64) float64 {
 // evaluate computes the answers of the distribution z·d into ans, the
 // weighted residuals into res, and returns the loss.
 func (f *lsFit) evaluate(d []float64, z float64, ans, res []float64) float64 {
-	f.evals++
 	f.op.Answer(d, ans)
+	return f.score(z, ans, res)
+}
+
+// score scales the answers ans of the unnormalised distribution by z, writes
+// the weighted residuals into res and returns the loss.
+func (f *lsFit) score(z float64, ans, res []float64) float64 {
+	f.evals++
 	l := 0.0
 	for j, a := range ans {
 		a *= z
@@ -267,8 +299,8 @@ func (f *lsFit) stepOnce() bool {
 	f.direction(beta)
 	c := 1.0
 	for try := 0; try < 60; try++ {
-		logZ, z := f.st.Apply(f.th2, f.theta, f.dir, c, f.logZ, f.d2)
-		nl := f.evaluate(f.d2, z, f.ans2, f.res2)
+		logZ, z := f.trial(f.u, c, f.th2, f.theta, f.d2, true, f.ans2)
+		nl := f.score(z, f.ans2, f.res2)
 		// Armijo condition for mirror descent (Private-PGM's test), with
 		// Σ g·(D − D2) = ⟨r, A·D − A·D2⟩.
 		dot := 0.0
@@ -289,12 +321,41 @@ func (f *lsFit) stepOnce() bool {
 	return false
 }
 
-// direction sets u = s·r + β·u_prev and dir = Aᵀu.
+// direction sets u = s·r + β·u_prev, and dir = Aᵀu unless the trials run
+// fused.
 func (f *lsFit) direction(beta float64) {
 	for j, r := range f.res {
 		f.u[j] = f.step*r + beta*f.uPrev[j]
 	}
-	f.op.Adjoint(f.u, f.dir)
+	if f.fused == nil {
+		f.op.Adjoint(f.u, f.dir)
+	}
+}
+
+// trial computes the trial θ2 = θ − c·Aᵀu into theta2 (which may be theta),
+// its unnormalised distribution e = e^(θ2 − shift) for a shift near
+// f.logZ (vec.Step), and the answers of e into ans; it returns log Σ e^θ2
+// and z = 1/Σ e. Fused, Aᵀu, the step and the answers are one pass over
+// the universe (query.Operator.AdjointMapAnswer), where they were three
+// passes and a direction vector (docs/BENCHMARKS.md, "The explicit fit's
+// step in one pass over the universe"); there, with keep false, e is not
+// written (it holds garbage after the call): SURE's shadows keep only
+// their answers. Otherwise dir must hold Aᵀu (direction), and e is always
+// written.
+func (f *lsFit) trial(u []float64, c float64, theta2, theta, e []float64, keep bool, ans []float64) (logZ, z float64) {
+	if f.fused == nil {
+		logZ, z = f.st.Apply(theta2, theta, f.dir, c, f.logZ, e)
+		f.op.Answer(e, ans)
+		return logZ, z
+	}
+	n, _ := f.fused.MapTiles()
+	f.ts.Begin(theta2, theta, c, f.logZ, e, keep, n)
+	f.fused.AdjointMapAnswer(u, f.tile, ans)
+	logZ, z, redone := f.ts.End()
+	if redone { // e was taken again, whole, at a new shift
+		f.op.Answer(e, ans)
+	}
+	return logZ, z
 }
 
 // accept makes the trial (θ2 = θ − c·Aᵀu, its distribution, answers and
@@ -459,9 +520,13 @@ func (s *sureState) step(f *lsFit, a, b float64) {
 			sh.u[j] = a*r + b*sh.uPrev[j]
 		}
 		sh.u, sh.uPrev = sh.uPrev, sh.u
-		sh.op.Adjoint(sh.uPrev, sh.dir)
-		sh.logZ, sh.dz = sh.st.Apply(sh.theta, sh.theta, sh.dir, 1, sh.logZ, sh.d)
-		sh.loss = sh.evaluate(sh.d, sh.dz, sh.ans, sh.res)
+		if sh.fused == nil {
+			sh.op.Adjoint(sh.uPrev, sh.dir)
+		}
+		// A shadow's d is only its start's (and a redone step's)
+		// distribution: SURE reads its answers.
+		sh.logZ, sh.dz = sh.trial(sh.uPrev, 1, sh.theta, sh.theta, sh.d, false, sh.ans)
+		sh.loss = sh.score(sh.dz, sh.ans, sh.res)
 	}
 	s.it++
 	s.record(f)

@@ -79,6 +79,47 @@ func TestLSFitMomentum(t *testing.T) {
 	}
 }
 
+// TestLSFitOnePass: a fit whose trials run in one pass over the universe
+// (the operator's AdjointMapAnswer) takes the steps, SURE's stop and, to
+// rounding, the distribution of the same fit run in three passes (Adjoint,
+// the step, Answer), from the one-way start at three budgets. Only the
+// association of the normalising sum differs (per tile against per chunk).
+func TestLSFitOnePass(t *testing.T) {
+	for _, eps := range []float64{0.05, 0.3, 3} {
+		fits := [2]*lsFit{}
+		for i := range fits {
+			p, ms := small(t).measured(t, eps, 17)
+			team := par.NewTeam(0)
+			t.Cleanup(team.Close)
+			op := ms.op
+			if i == 1 {
+				op = plainOperator{op}
+			}
+			f := newLSFit(op, ms.y, ms.w, team)
+			f.startFrom(newOneWayStart(p.Workload.Domain(), ms.marginals, ms.nHat).theta)
+			f.useSURE(p.Rand.NormFloat64, 0.01, 25)
+			if err := f.run(context.Background(), 2000, 1e-12); err != nil {
+				t.Fatal(err)
+			}
+			fits[i] = f
+		}
+		one, three := fits[0], fits[1]
+		if one.fused == nil || one.dir != nil || three.fused != nil {
+			t.Fatalf("ε = %g: the fits do not run one pass and three passes", eps)
+		}
+		if one.iters != three.iters || one.evals != three.evals || one.sure.bestIt != three.sure.bestIt {
+			t.Errorf("ε = %g: one pass took %d steps (%d trials, stop %d), three passes %d (%d, %d)", eps,
+				one.iters, one.evals, one.sure.bestIt, three.iters, three.evals, three.sure.bestIt)
+		}
+		for i, v := range one.d {
+			if w := three.d[i]; math.Abs(v-w) > 1e-12*w+1e-300 {
+				t.Fatalf("ε = %g: D[%d] = %v in one pass, %v in three", eps, i, v, w)
+			}
+		}
+		t.Logf("ε = %g: %d steps, stop at %d", eps, one.iters, one.sure.bestIt)
+	}
+}
+
 // TestPathDF: the degrees of freedom SURE reads are the running maximum of
 // the probe's readings, never below 0, so that a reading far too low (the
 // probe's shadow oscillating where the steps overshoot) cannot make a

@@ -93,6 +93,23 @@ func (st *Step) Apply(theta2, theta, grad []float64, s, shift float64, e []float
 	return j.runStep(k)
 }
 
+// Exp writes e^(θ − shift) into e, in parallel, and returns log Σ e^θ
+// and z = 1/Σ e (Step's second pass, for TiledStep). e must not share
+// memory with theta.
+func (st *Step) Exp(theta []float64, shift float64, e []float64) (logZ, z float64) {
+	if len(e) != len(theta) {
+		panic("vec: Step.Exp with different lengths")
+	}
+	j := &st.job
+	j.theta2, j.d2, j.shift = theta, e, shift
+	defer j.reset()
+	nc := (len(theta) + chunk - 1) / chunk
+	j.stats(nc)
+	j.pass = passStepExp
+	j.team.For(len(theta), chunk, j)
+	return j.logZ(nc)
+}
+
 // mdJob runs Softmax and Step on a team.
 type mdJob struct {
 	team *par.Team
@@ -178,6 +195,11 @@ func (j *mdJob) runStep(k int) (logZ, z float64) {
 		j.pass = passStepExp
 		j.team.For(k, chunk, j)
 	}
+	return j.logZ(nc)
+}
+
+// logZ is log Σ e^θ2 and 1/Σ e from the chunks' sums at j.shift.
+func (j *mdJob) logZ(nc int) (logZ, z float64) {
 	sum := 0.0
 	for _, v := range j.sum[:nc] {
 		sum += v
