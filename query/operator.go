@@ -94,8 +94,15 @@ func (op *Operator) M() int { return op.ex.m }
 // K is the size of the universe (columns of A).
 func (op *Operator) K() int { return op.ex.k }
 
-// ScratchBytes is the memory held by the operator's tables.
-func (op *Operator) ScratchBytes() int64 { return int64(len(op.ex.scratch)) * 8 }
+// ScratchBytes is the memory held by the operator's tables, with
+// AdjointMapAnswer's once it has run.
+func (op *Operator) ScratchBytes() int64 {
+	n := len(op.ex.scratch) + len(op.ex.wts)
+	for _, b := range op.ex.fbuf {
+		n += len(b)
+	}
+	return int64(n) * 8
+}
 
 // Range returns the minimum and maximum of q_j over the universe (see
 // Workload.Range).
