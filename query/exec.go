@@ -30,7 +30,7 @@ type exec struct {
 	rw        []float64
 	fn        func(t, lo int, g []float64) []float64
 	wts       []float64   // AdjointMapAnswer's weight tables (allocated at its first call)
-	fbuf      [][]float64 // per worker: AdjointMapAnswer's tile of Aᵀy (idem)
+	fbuf      [][]float64 // per worker: AdjointMapAnswer's tile of Aᵀy (idem; tbuf when streaming)
 
 	ph     int
 	claim  atomic.Int64 // next unclaimed target of the phase

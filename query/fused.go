@@ -54,21 +54,24 @@ func (op *Operator) AdjointMapAnswer(y []float64, fn func(t, lo int, g []float64
 // cells of each (tile t holds cells [t·size, (t+1)·size)), or 0 tiles when
 // AdjointMapAnswer is unavailable.
 func (op *Operator) MapTiles() (n, size int) {
-	for ti := range op.ex.p.targets {
-		if op.ex.p.targets[ti].off < 0 {
-			return 0, 0
-		}
+	if op.ex.p.full {
+		return 0, 0
 	}
 	return op.ex.p.nTiles, op.ex.p.tile
 }
 
 // fusedScratch allocates AdjointMapAnswer's weight tables and a tile per
-// worker, once.
+// worker, once; the tiles are Adjoint's streaming tiles where it has them
+// (the two never run at once).
 func (ex *exec) fusedScratch() {
 	if ex.wts != nil {
 		return
 	}
 	ex.wts = make([]float64, ex.p.gsize)
+	if ex.p.stream {
+		ex.fbuf = ex.tbuf
+		return
+	}
 	for range ex.p.workers {
 		ex.fbuf = append(ex.fbuf, make([]float64, ex.p.tile))
 	}

@@ -98,8 +98,10 @@ func (op *Operator) K() int { return op.ex.k }
 // AdjointMapAnswer's once it has run.
 func (op *Operator) ScratchBytes() int64 {
 	n := len(op.ex.scratch) + len(op.ex.wts)
-	for _, b := range op.ex.fbuf {
-		n += len(b)
+	if !op.ex.p.stream { // else the tiles are the scratch's
+		for _, b := range op.ex.fbuf {
+			n += len(b)
+		}
 	}
 	return int64(n) * 8
 }

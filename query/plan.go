@@ -102,7 +102,8 @@ type plan struct {
 	sumNode int    // the smallest local table: targets with an empty inner part sum it
 
 	targets []target
-	gsize   int // cells of a worker's target scratch
+	full    bool // a target is the full attribute set (off −1): Adjoint adds its weights outside the tiles
+	gsize   int  // cells of a worker's target scratch
 	items   []item
 
 	workers int
@@ -284,6 +285,7 @@ func (pl *plan) layout(d, p int) {
 		t := &pl.targets[ti]
 		if len(t.attrs) == d {
 			t.off, t.node = -1, 0
+			pl.full = true
 			continue
 		}
 		t.off = pl.gsize

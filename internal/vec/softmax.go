@@ -101,13 +101,12 @@ func (st *Step) Exp(theta []float64, shift float64, e []float64) (logZ, z float6
 		panic("vec: Step.Exp with different lengths")
 	}
 	j := &st.job
-	j.theta2, j.d2, j.shift = theta, e, shift
+	j.theta2, j.d2 = theta, e
 	defer j.reset()
 	nc := (len(theta) + chunk - 1) / chunk
 	j.stats(nc)
-	j.pass = passStepExp
-	j.team.For(len(theta), chunk, j)
-	return j.logZ(nc)
+	j.exps(len(theta), shift)
+	return logSum(shift, j.sum[:nc])
 }
 
 // mdJob runs Softmax and Step on a team.
@@ -147,18 +146,23 @@ func (j *mdJob) stats(nc int) {
 
 // globalMax is the largest chunk maximum; it panics where Softmax and Step
 // are undefined.
-func (j *mdJob) globalMax(nc int) float64 {
-	mx := math.Inf(-1)
-	for _, v := range j.mx[:nc] {
-		mx = max(mx, v)
+func (j *mdJob) globalMax(nc int) float64 { return maxOfMaxima(j.mx[:nc]) }
+
+// maxOfMaxima is the largest of the chunks' (or tiles') maxima mx; it
+// panics where Softmax and Step are undefined: a NaN (TiledStep's mark of
+// a tile that did not run, too) or +Inf, or only −Inf.
+func maxOfMaxima(mx []float64) float64 {
+	m := math.Inf(-1)
+	for _, v := range mx {
+		m = max(m, v) // NaN wins
 	}
 	switch {
-	case math.IsNaN(mx) || math.IsInf(mx, 1):
+	case math.IsNaN(m) || math.IsInf(m, 1):
 		panic("vec: softmax of a vector holding NaN or +Inf")
-	case math.IsInf(mx, -1):
+	case math.IsInf(m, -1):
 		panic("vec: softmax of a vector whose entries are all −Inf (or empty)")
 	}
-	return mx
+	return m
 }
 
 // run does Softmax's two passes over k cells and returns log Σ e^θ.
@@ -191,23 +195,30 @@ func (j *mdJob) runStep(k int) (logZ, z float64) {
 	j.pass = passStep
 	j.team.For(k, chunk, j)
 	if mx := j.globalMax(nc); math.Abs(mx-j.shift) > shiftRange {
-		j.shift = mx
-		j.pass = passStepExp
-		j.team.For(k, chunk, j)
+		j.exps(k, mx)
 	}
-	return j.logZ(nc)
+	return logSum(j.shift, j.sum[:nc])
 }
 
-// logZ is log Σ e^θ2 and 1/Σ e from the chunks' sums at j.shift.
-func (j *mdJob) logZ(nc int) (logZ, z float64) {
+// exps is Step's second pass: the exponentials of θ2 over k cells again,
+// shifted by shift.
+func (j *mdJob) exps(k int, shift float64) {
+	j.shift = shift
+	j.pass = passStepExp
+	j.team.For(k, chunk, j)
+}
+
+// logSum is log Σ e^θ2 and 1/Σ e from the chunks' (or tiles') sums of
+// e = e^(θ2 − shift).
+func logSum(shift float64, sums []float64) (logZ, z float64) {
 	sum := 0.0
-	for _, v := range j.sum[:nc] {
+	for _, v := range sums {
 		sum += v
 	}
 	if math.IsNaN(sum) {
 		panic("vec: softmax of a vector holding NaN or +Inf")
 	}
-	return j.shift + math.Log(sum), 1 / sum
+	return shift + math.Log(sum), 1 / sum
 }
 
 // Run implements par.Job; lo is a multiple of chunk.

@@ -76,29 +76,11 @@ func (ts *TiledStep) Tile(t, lo int, g []float64) []float64 {
 // and if a tile did not run.
 func (ts *TiledStep) End() (logZ, z float64, redone bool) {
 	defer func() { ts.theta2, ts.theta, ts.e = nil, nil, nil }()
-	mx := math.Inf(-1)
-	for _, v := range ts.mx {
-		if v != v {
-			panic("vec: TiledStep with a tile that did not run, or θ2 holding NaN")
-		}
-		mx = max(mx, v)
-	}
-	switch {
-	case math.IsInf(mx, 1):
-		panic("vec: softmax of a vector holding NaN or +Inf")
-	case math.IsInf(mx, -1):
-		panic("vec: softmax of a vector whose entries are all −Inf (or empty)")
-	}
+	mx := maxOfMaxima(ts.mx) // Begin marks every tile NaN until it runs
 	if math.Abs(mx-ts.shift) > shiftRange {
 		logZ, z = ts.st.Exp(ts.theta2, mx, ts.e)
 		return logZ, z, true
 	}
-	sum := 0.0
-	for _, v := range ts.sum {
-		sum += v
-	}
-	if math.IsNaN(sum) {
-		panic("vec: softmax of a vector holding NaN or +Inf")
-	}
-	return ts.shift + math.Log(sum), 1 / sum, false
+	logZ, z = logSum(ts.shift, ts.sum)
+	return logZ, z, false
 }
