@@ -18,11 +18,22 @@ import (
 // exported settings of every new Project. An unknown key or a bad value
 // stops the program, so that a typo never runs the default rules under a
 // variant's name. SYNTH_ROUNDS_LOG=1 writes the factored adaptive rounds'
-// log (one line per selection) to stderr.
+// log (one line per selection) to stderr; SYNTH_ROUNDS_LOG=FILE appends it
+// to FILE (the releases that synth bench runs keep their stderr).
 func init() {
-	if os.Getenv("SYNTH_ROUNDS_LOG") != "" {
-		// The adaptive rounds' log (one line per selection) on stderr.
-		debugRound = func(m string) { fmt.Fprintln(os.Stderr, m) }
+	if lg := os.Getenv("SYNTH_ROUNDS_LOG"); lg != "" {
+		// The adaptive rounds' log (one line per selection) on stderr, or
+		// appended to the file it names (a release under synth bench).
+		w := os.Stderr
+		if lg != "1" {
+			f, err := os.OpenFile(lg, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "SYNTH_ROUNDS_LOG: %v\n", err)
+				os.Exit(2)
+			}
+			w = f
+		}
+		debugRound = func(m string) { fmt.Fprintln(w, m) }
 	}
 	spec := os.Getenv("SYNTH_EXPERIMENT")
 	if spec == "" {
