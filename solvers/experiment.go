@@ -29,6 +29,7 @@ type experiment struct {
 	widenRun   float64                       // the widening test's rounds run, in rounds left (0: widenRun)
 	stageShare float64                       // the staged plan's count share of ρ (0: stageCountShare)
 	stageTop   float64                       // the staged plan's C_R-alone threshold (0: stageTopThreshold; negative: off)
+	settle     int                           // the annealing test's settling steps (0: settleSteps; negative: none)
 }
 
 // stageShare returns the staged plan's count share: stageCountShare (the

@@ -88,6 +88,7 @@ var variantKeys = map[string]func(*experiment, float64){
 	"wrun":     func(v *experiment, f float64) { v.widenRun = f },
 	"cshare":   func(v *experiment, f float64) { v.stageShare = f },
 	"topthr":   func(v *experiment, f float64) { v.stageTop = f },
+	"settle":   func(v *experiment, f float64) { v.settle = int(f) },
 }
 
 // settingKeys set Project's exported settings.

@@ -99,6 +99,7 @@ type rounds struct {
 	sigma     float64 // the next measurement's σ (counts)
 	annealed  int     // the annealing steps not undone (anneal)
 	widened   int     // the widening steps (anneal)
+	settled   float64 // the last batch's move on the settled fit (settle), which anneal reads
 	batch     int     // selections per fit: fp.batch, raised by widening (anneal)
 	eps       float64 // the next selection's ε0
 	share     float64 // the selections' share of a round's ρ
@@ -453,8 +454,9 @@ func (r *rounds) fitTree() *model.Tree {
 }
 
 // fitBatch adds the batch's measurements to the fit on tree t and re-fits,
-// warm-started: roundIters steps, FitIters on the final round when set.
-// Post-processing.
+// warm-started: roundIters steps, FitIters on the final round when set;
+// before any other round's annealing test, it settles the batch's move
+// (settle). Post-processing.
 func (r *rounds) fitBatch(ctx context.Context, fit *factoredFit, t *model.Tree, batch []selected, final bool) error {
 	s := r.s
 	grouped := t != r.dtree
@@ -484,23 +486,29 @@ func (r *rounds) fitBatch(ctx context.Context, fit *factoredFit, t *model.Tree, 
 	if err := fit.run(ctx, iters, s.fitTol()); err != nil {
 		return err
 	}
+	if !final {
+		if err := r.settle(ctx, fit, batch); err != nil {
+			return err
+		}
+	}
 	r.drifted(fit.cur)
 	return nil
 }
 
 // afterFit records the batch after its fit: a trace step (and a debugRound
 // line) per selection, the progress callback, and the annealing test on how
-// far the batch moved the model (anneal). Post-processing.
+// far the batch moved the model, read on the settled fit (settle, anneal).
+// Post-processing.
 func (r *rounds) afterFit(p *Problem, res *Result, fit *factoredFit, batch []selected, final bool, start time.Time) error {
 	// Annealing: the batch's measurements barely moved the model (in
 	// all, against their noise); spend more per round.
-	moved, allow, allowUp := 0.0, 0.0, 0.0
+	allow, allowUp := 0.0, 0.0
 	for _, b := range batch {
 		mv, al, up, err := b.moved(fit.cur, r.fp.cands[b.index], r.nHat)
 		if err != nil {
 			return err
 		}
-		moved, allow, allowUp = moved+mv, allow+al, allowUp+up
+		allow, allowUp = allow+al, allowUp+up
 		res.Trace = append(res.Trace, Step{Iter: r.round, Selected: b.index, Objective: fit.loss, MaxError: math.NaN(), Elapsed: time.Since(start)})
 		if debugRound != nil {
 			kind, cells := "table", len(b.meas.y)
@@ -523,13 +531,14 @@ func (r *rounds) afterFit(p *Problem, res *Result, fit *factoredFit, batch []sel
 		}
 		p.Progress(Progress{Iter: r.round, Total: total, Objective: fit.loss, Elapsed: time.Since(start)})
 	}
-	r.anneal(moved, allow, allowUp, final)
+	r.anneal(r.settled, allow, allowUp, final)
 	return nil
 }
 
 // anneal halves σ and doubles ε0 for the next rounds when the batch moved
-// the model by at most its noise allowance (times annealFactor): its
-// measurements barely changed the model, so the rounds spend more each.
+// the model by at most its noise allowance (times annealFactor), the move
+// read on a settled fit (settle): its measurements barely changed the
+// model, so the rounds spend more each.
 //
 // It undoes one such step (σ × 2, ε0 / 2) when the batch moved the model
 // by more than allowUp, its allowance at the σ before that step: the test

@@ -302,6 +302,15 @@ func TestRoundsSteps(t *testing.T) {
 					}
 					moved, allow, allowUp = moved+mv, allow+al, allowUp+up
 				}
+				// settle reads the batch's move on a settled fit where the
+				// fitted move is within the allowance, and leaves the model
+				// as the round's fit left it.
+				if !final && moved > annealFactor()*allow && r.settled != moved {
+					t.Errorf("fit %d: settle() = move %v, want the fitted move %v (beyond the allowance %v)", r.fits, r.settled, moved, allow)
+				}
+				if !final {
+					moved = r.settled
+				}
 				sigma, eps, annealed := r.sigma, r.eps, r.annealed
 				w, k := widenTest()
 				widen := moved > w*allow && float64(round+len(batch)) >= k*r.roundsLeft()
